@@ -1,0 +1,53 @@
+"""The state one forward pass runs in: numerics to use, intermediates to keep, ops executed.
+
+Ops are eager: each `pybuda.op.*` call computes immediately on the simulator and reports to
+the current context, which the perf model and the intermediates queue read afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+
+from .numerics_config import NumericsConfig, OpNumerics
+
+
+@dataclass
+class OpRecord:
+    """One executed op, for reports and the perf model."""
+
+    op_type: str
+    name: str
+    input_shapes: list[tuple[int, ...]]
+    output_shape: tuple[int, ...]
+    numerics: OpNumerics
+    attrs: dict
+
+
+@dataclass
+class ExecutionContext:
+    numerics: NumericsConfig = field(default_factory=NumericsConfig)
+    save_intermediates: frozenset[str] = frozenset()
+    intermediates: dict = field(default_factory=dict)
+    trace: list[OpRecord] = field(default_factory=list)
+    record_trace: bool = False
+
+
+_local = threading.local()
+_default = ExecutionContext()
+
+
+def current() -> ExecutionContext:
+    return getattr(_local, "context", None) or _default
+
+
+@contextlib.contextmanager
+def use(context: ExecutionContext):
+    """Run ops under `context` (nests; restores the previous one on exit)."""
+    previous = getattr(_local, "context", None)
+    _local.context = context
+    try:
+        yield context
+    finally:
+        _local.context = previous

@@ -1,0 +1,170 @@
+"""PyBuda's module classes: Module, PyBudaModule and Parameter."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from .dataformat import DataFormat
+from .tensor import Tensor, _to_numpy
+
+
+class Parameter:
+    """A named weight of a PyBudaModule: `Parameter(*shape)` or `Parameter(torch_tensor)`."""
+
+    def __init__(self, *args, requires_grad: bool = True, name: str | None = None, dev_data_format: DataFormat | None = None):
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            value = _to_numpy(args[0]).astype(np.float32)
+            shape = value.shape
+        else:
+            shape = tuple(int(a) for a in args)
+            if any(d <= 0 for d in shape):
+                raise ValueError(f"Parameter {name or ''}: every dimension must be positive, got shape {shape}")
+            value = None
+        self.shape = shape
+        self.requires_grad = requires_grad
+        self._name = name
+        self.dev_data_format = DataFormat(dev_data_format) if dev_data_format is not None else None
+        self._value = value
+        self._device_copies: dict[DataFormat, Tensor] = {}
+
+    def get_name(self) -> str | None:
+        return self._name
+
+    def set_value(self, value) -> None:
+        value = _to_numpy(value).astype(np.float32)
+        if tuple(value.shape) != tuple(self.shape):
+            raise ValueError(f"Parameter {self._name}: value has shape {tuple(value.shape)}, expected {self.shape}")
+        self._value = value
+        self._device_copies = {}
+
+    def value(self) -> np.ndarray:
+        if self._value is None:  # deterministic per name, like a seeded initialiser
+            rng = np.random.default_rng(zlib.crc32((self._name or "").encode()))
+            self._value = rng.random(self.shape, dtype=np.float32)
+        return self._value
+
+    def device_tensor(self, data_format: DataFormat) -> Tensor:
+        """The parameter as stored on the device in `data_format` (converted once, then reused)."""
+        df = self.dev_data_format or data_format
+        if df not in self._device_copies:
+            self._device_copies[df] = Tensor.from_array(self.value(), df)
+        return self._device_copies[df]
+
+    def __repr__(self) -> str:
+        return f"Parameter({self._name}, shape={self.shape})"
+
+
+class Module:
+    """A workload that can be placed on one device."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{type(self).__name__} needs a non-empty string name, got {name!r}")
+        self.name = name
+        self.device = None
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_device(self):
+        return self.device
+
+    def run(self, *args):
+        """Run inference on this module alone on a simulated TT device and return its outputs."""
+        from .api import run_module
+
+        return run_module(self, args)
+
+
+class PyBudaModule(Module):
+    """Base class for modules written with `pybuda.op.*`; subclasses define `forward`."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self._parameters: dict[str, Parameter] = {}
+        self._constants: dict[str, np.ndarray | None] = {}
+        self._constant_shapes: dict[str, tuple | None] = {}
+
+    def __setattr__(self, key, value):
+        if isinstance(value, Parameter):
+            if value._name is None:
+                value._name = key
+            self.__dict__.setdefault("_parameters", {})[value._name] = value
+        super().__setattr__(key, value)
+
+    def pre_forward(self, *args, **kwargs):
+        return None
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        self.pre_forward(*args, **kwargs)
+        return self.forward(*args, **kwargs)
+
+    # ---- parameters -----------------------------------------------------------------------
+    def add_parameter(self, name: str, parameter: Parameter, prepend_name: bool = False) -> None:
+        full = f"{self.name}.{name}" if prepend_name else name
+        if full in self._parameters:
+            raise ValueError(f"module {self.name}: parameter {full!r} already exists")
+        parameter._name = full
+        self._parameters[full] = parameter
+
+    def get_parameter(self, name: str) -> Parameter:
+        try:
+            return self._parameters[name]
+        except KeyError:
+            raise KeyError(f"module {self.name} has no parameter {name!r}; it has {sorted(self._parameters)}") from None
+
+    def get_parameters(self, submodules: bool = True) -> list[Parameter]:
+        return list(self._parameters.values())
+
+    def set_parameter(self, name: str, data) -> None:
+        self.get_parameter(name).set_value(data)
+
+    def load_parameter_dict(self, data: dict) -> None:
+        for name, value in data.items():
+            if name in self._parameters:
+                self.set_parameter(name, value)
+            elif name in self._constants:
+                self.set_constant(name, value)
+            else:
+                raise KeyError(f"module {self.name}: {name!r} is neither a parameter nor a constant")
+
+    # ---- constants ------------------------------------------------------------------------
+    def add_constant(self, name: str, prepend_name: bool = False, shape: tuple | None = None) -> None:
+        full = f"{self.name}.{name}" if prepend_name else name
+        self._constants[full] = None
+        self._constant_shapes[full] = tuple(shape) if shape is not None else None
+
+    def set_constant(self, name: str, data) -> None:
+        if name not in self._constants:
+            raise KeyError(f"module {self.name} has no constant {name!r}; declare it with add_constant")
+        value = _to_numpy(data)
+        expected = self._constant_shapes.get(name)
+        if expected is not None and tuple(value.shape) != expected:
+            raise ValueError(f"constant {name!r}: value has shape {tuple(value.shape)}, expected {expected}")
+        self._constants[name] = value
+
+    def get_constant(self, name: str):
+        try:
+            value = self._constants[name]
+        except KeyError:
+            raise KeyError(f"module {self.name} has no constant {name!r}") from None
+        if value is None:
+            raise ValueError(f"module {self.name}: constant {name!r} was declared but never set")
+        return Constant(name, value)
+
+
+class Constant:
+    """A named constant value fed to an op (what `get_constant` returns)."""
+
+    def __init__(self, name: str, value: np.ndarray):
+        self.name = name
+        self.value = value
+
+    @property
+    def shape(self):
+        return tuple(self.value.shape)

@@ -1,0 +1,75 @@
+"""Which data format and math fidelity each op runs at.
+
+Resolution order, lowest to highest priority: built-in defaults, global options
+(`set_configuration_options`), AMP presets, then `configure_mixed_precision` overrides in the
+order they were given.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from .dataformat import DataFormat, MathFidelity
+
+
+@dataclass(frozen=True)
+class OpNumerics:
+    """Formats for one op: what it writes, what it accumulates in, how precisely it multiplies."""
+
+    output_df: DataFormat = DataFormat.Float16_b
+    accumulate_df: DataFormat = DataFormat.Float16_b
+    math_fidelity: MathFidelity = MathFidelity.HiFi3
+    weight_df: DataFormat | None = None  # format for parameters/constants feeding the op
+
+
+@dataclass(frozen=True)
+class MixedPrecisionRule:
+    """One `configure_mixed_precision` call."""
+
+    op_type: str | None = None
+    name_regex: str | None = None
+    output_df: DataFormat | None = None
+    accumulate_df: DataFormat | None = None
+    math_fidelity: MathFidelity | None = None
+    input_df: DataFormat | None = None
+
+    def matches(self, op_type: str, op_name: str) -> bool:
+        if self.op_type is not None and self.op_type.lower() != op_type.lower():
+            return False
+        if self.name_regex is not None and not re.fullmatch(self.name_regex, op_name):
+            return False
+        return True
+
+
+@dataclass
+class NumericsConfig:
+    default_df_override: DataFormat | None = None
+    accumulate_df: DataFormat = DataFormat.Float16_b
+    math_fidelity: MathFidelity = MathFidelity.HiFi3
+    fp32_fallback: DataFormat = DataFormat.Float16_b
+    rules: list[MixedPrecisionRule] = field(default_factory=list)
+
+    def resolve(self, op_type: str, op_name: str) -> OpNumerics:
+        out = self.default_df_override or self.fp32_fallback
+        result = OpNumerics(output_df=out, accumulate_df=self.accumulate_df, math_fidelity=self.math_fidelity)
+        for rule in self.rules:
+            if rule.matches(op_type, op_name):
+                result = replace(
+                    result,
+                    output_df=rule.output_df or result.output_df,
+                    accumulate_df=rule.accumulate_df or result.accumulate_df,
+                    math_fidelity=rule.math_fidelity if rule.math_fidelity is not None else result.math_fidelity,
+                    weight_df=rule.input_df or result.weight_df,
+                )
+        return result
+
+    def cache_key(self) -> dict:
+        """Everything here that changes numbers, as JSON-able data."""
+        return {
+            "default_df_override": self.default_df_override and self.default_df_override.name,
+            "accumulate_df": self.accumulate_df.name,
+            "math_fidelity": self.math_fidelity.name,
+            "fp32_fallback": self.fp32_fallback.name,
+            "rules": [repr(r) for r in self.rules],
+        }

@@ -1,0 +1,39 @@
+"""From an op call to a kernel: operand conversion, numerics lookup, recording."""
+
+from __future__ import annotations
+
+from .. import context
+from ..module import Constant, Module, Parameter
+from ..ops import get_kernel
+from ..tensor import Tensor
+
+
+def run_op(op_type: str, name, inputs: list, **attrs) -> Tensor:
+    if isinstance(name, Module):  # old style: Op(self, "name", ...)
+        name, inputs = inputs[0], list(inputs[1:])
+    if not isinstance(name, str):
+        raise TypeError(f"{op_type}: the first argument must be the op name (a string), got {type(name).__name__}")
+    ctx = context.current()
+    numerics = ctx.numerics.resolve(op_type, name)
+    tensors = [_as_tensor(op_type, name, i, x, numerics) for i, x in enumerate(inputs)]
+    result = get_kernel(op_type)(tensors, attrs, numerics)
+    if ctx.record_trace:
+        ctx.trace.append(context.OpRecord(op_type, name, [t.shape for t in tensors], result.shape, numerics, attrs))
+    if name in ctx.save_intermediates:
+        ctx.intermediates[name] = result
+    return result
+
+
+def _as_tensor(op_type: str, name: str, index: int, x, numerics) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, Parameter):
+        return x.device_tensor(numerics.weight_df or numerics.output_df)
+    if isinstance(x, Constant):
+        return Tensor.from_array(x.value, numerics.weight_df or numerics.output_df)
+    if x is None:
+        raise TypeError(f"{op_type} {name!r}: operand {index} is None")
+    try:
+        return Tensor.from_array(x, numerics.output_df)
+    except Exception as exc:  # noqa: BLE001 - say which operand was bad
+        raise TypeError(f"{op_type} {name!r}: operand {index} of type {type(x).__name__} is not a tensor") from exc

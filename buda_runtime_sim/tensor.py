@@ -1,0 +1,129 @@
+"""Device tensors: a logical shape stored tile-padded, PyBuda-style.
+
+Storage is at least 2-D; the last two dimensions are zero-padded up to multiples of TILE_DIM,
+exactly what the hardware holds. Kernels may compute on the padded storage as long as
+padding never leaks into a result; `logical()` is the unpadded view users see.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .constants import TILE_DIM
+from .dataformat import DataFormat
+from .formats import quantize
+
+# Formats a host array keeps its integer values in.
+_INTEGER_DTYPES = {np.dtype(np.int32): DataFormat.Int32, np.dtype(np.int8): DataFormat.Int8}
+
+
+def round_up(n: int, multiple: int = TILE_DIM) -> int:
+    return -(-n // multiple) * multiple
+
+
+def storage_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Shape of the padded storage for a logical shape."""
+    two_d = (1,) * max(0, 2 - len(shape)) + tuple(shape)
+    return two_d[:-2] + (round_up(two_d[-2]), round_up(two_d[-1]))
+
+
+class Tensor:
+    """A tensor on the simulated device (or travelling to/from it)."""
+
+    __slots__ = ("padded", "shape", "data_format", "dtype")
+
+    def __init__(self, padded: np.ndarray, shape, data_format: DataFormat = DataFormat.Float32, dtype=None):
+        self.padded = padded
+        self.shape = tuple(int(d) for d in shape)
+        self.data_format = DataFormat(data_format)
+        self.dtype = np.dtype(dtype) if dtype is not None else np.dtype(np.float32)
+
+    # ---- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_array(cls, array, data_format: DataFormat | None = None) -> "Tensor":
+        """Pad a host array into device storage, rounding it to `data_format` (float32 if None)."""
+        array = _to_numpy(array)
+        dtype = array.dtype
+        if data_format is None:
+            data_format = _INTEGER_DTYPES.get(dtype, DataFormat.Float32)
+        values = array.astype(np.float32, copy=False)
+        if data_format not in (DataFormat.Float32, DataFormat.Int32, DataFormat.Int8):
+            values = quantize(values, data_format)
+        return cls(pad(values), array.shape, data_format, dtype if dtype.kind in "iub" else np.float32)
+
+    @classmethod
+    def from_padded(cls, padded: np.ndarray, shape, data_format: DataFormat) -> "Tensor":
+        """Wrap kernel output that is already padded; rounds it to `data_format`."""
+        if data_format != DataFormat.Float32:
+            padded = quantize(padded, data_format)
+        return cls(np.asarray(padded, dtype=np.float32), shape, data_format)
+
+    # ---- views ----------------------------------------------------------------------------
+    def logical(self) -> np.ndarray:
+        """The unpadded values as float32 (a view where possible)."""
+        return unpad(self.padded, self.shape)
+
+    def numpy(self) -> np.ndarray:
+        """The unpadded values in the tensor's host dtype."""
+        values = self.logical()
+        return values.astype(self.dtype) if self.dtype != values.dtype else np.ascontiguousarray(values)
+
+    def value(self):
+        """The value as a torch tensor (PyBuda's `Tensor.value()`)."""
+        import torch
+
+        return torch.from_numpy(np.array(self.numpy()))
+
+    def to_framework(self, framework: str):
+        """Convert to "pytorch", "tensorflow", "jax" or "numpy"."""
+        from .framework_tensors import to_framework
+
+        return to_framework(self.numpy(), framework)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"Tensor(shape={self.shape}, data_format={self.data_format.name})"
+
+
+def pad(values: np.ndarray) -> np.ndarray:
+    """Zero-pad the last two dims of `values` (promoted to >= 2-D) to tile multiples."""
+    values = np.asarray(values, dtype=np.float32)
+    two_d = values.reshape((1,) * max(0, 2 - values.ndim) + values.shape)
+    target = storage_shape(values.shape)
+    if two_d.shape == target:
+        return np.ascontiguousarray(two_d)
+    out = np.zeros(target, dtype=np.float32)
+    out[..., : two_d.shape[-2], : two_d.shape[-1]] = two_d
+    return out
+
+
+def unpad(padded: np.ndarray, shape) -> np.ndarray:
+    shape = tuple(shape)
+    two_d = (1,) * max(0, 2 - len(shape)) + shape
+    view = padded[..., : two_d[-2], : two_d[-1]]
+    return view.reshape(shape)
+
+
+def zero_padding(padded: np.ndarray, shape) -> np.ndarray:
+    """Clear the padding region in place (after an op whose f(0) != 0) and return the array."""
+    shape = tuple(shape)
+    two_d = (1,) * max(0, 2 - len(shape)) + shape
+    rows, cols = two_d[-2], two_d[-1]
+    if padded.shape[-2] > rows:
+        padded[..., rows:, :] = 0
+    if padded.shape[-1] > cols:
+        padded[..., :, cols:] = 0
+    return padded
+
+
+def _to_numpy(array) -> np.ndarray:
+    if isinstance(array, Tensor):
+        return array.numpy()
+    if hasattr(array, "detach"):  # torch
+        return array.detach().cpu().numpy()
+    if hasattr(array, "numpy") and not isinstance(array, np.ndarray):  # tf / tvm
+        return np.asarray(array.numpy())
+    return np.asarray(array)
