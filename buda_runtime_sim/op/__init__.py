@@ -62,3 +62,6 @@ def Identity(name, operandA, unsqueeze=None, unsqueeze_dim=None):
 
 
 from . import nn  # noqa: E402  (pybuda.op.nn)
+
+__all__ = ["Add", "Gelu", "Identity", "Matmul", "Max", "Multiply", "Permute", "Relu", "Reshape", "Subtract",
+           "Transpose", "nn"]

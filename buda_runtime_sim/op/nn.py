@@ -2,6 +2,8 @@
 
 from .dispatch import run_op
 
+__all__ = ["Layernorm", "Softmax"]
+
 
 def Softmax(name, operandA, *, dim, stable=True):
     return run_op("Softmax", name, [operandA], dim=int(dim), stable=bool(stable))

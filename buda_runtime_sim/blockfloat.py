@@ -1,0 +1,153 @@
+"""Block-float codecs (Bfp8/4/2 and the `_b` twins): one shared exponent per BLOCK_SIZE values.
+
+Two implementations that must agree bit for bit (tests check it):
+
+- `encode_blocks` / `decode_blocks` work on the integer fields (exponent byte, sign-magnitude
+  code) exactly as numerics.md describes; `pack_tiles` needs the fields, and they are the
+  reference semantics.
+- `quantize_blocks` is the fast path for `quantize`: rounding a value to the grid of its block
+  is `(x + M) - M` with `M = 1.5 * 2**(k + 23)` in float32 (the FPU's own round-to-nearest-even
+  does the work). Blocks the trick cannot serve (saturation, inf/NaN, tiny exponents) are
+  re-done with the reference codec, so results never depend on which path ran.
+
+Semantics (the host encoder of tt-metal, as numerics.md words it; `rounding="host"`):
+shared exponent = max biased float32 exponent in the block; each magnitude, hidden one
+restored, is shifted right by (shared - own exponent) and kept to W bits with round to nearest,
+ties to even, saturating at 2**W - 1; magnitudes that round to 0 lose their sign.
+`rounding="packer"` is the hardware packer: truncate to bfloat16, round the 7-bit (Bfp8)
+magnitude half away from zero, and make Bfp4/Bfp2 by dropping low bits of that result.
+
+Specials (a documented choice, identical in both paths):
+
+- +-0 and float32 denormals encode as +0 (the device flushes denormals); -0 decodes as +0.
+- "a" family (5-bit exponent): the shared exponent is re-biased (8-bit - 112) and clamped to
+  [0, 31]; values are then rounded on the clamped grid, so blocks above range saturate to
+  +-(2**W - 1) * 2**(16 - (W - 1)) (inf and NaN included, keeping their sign) and blocks below
+  range round on the finest grid (tiny values become 0).
+- `_b` family: inf sets the shared exponent to 255 and encodes as magnitude 2**(W-1), which
+  decodes to inf; NaN encodes as magnitude 2**W - 1, which decodes to NaN (Bfp2_b has one
+  magnitude bit, so there NaN decodes as inf). Other values in such a block are shifted by
+  (255 - own exponent) and almost always become 0, as the encoder would make them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .constants import BLOCK_SIZE
+from .dataformat import DataFormat
+
+_F32_BIAS = 127
+_F32_MANT = 23
+_A_FAMILY_REBIAS = 127 - 15   # 8-bit biased exponent minus this = 5-bit biased exponent
+_ROUNDINGS = ("host", "packer")
+
+
+@dataclass(frozen=True)
+class BfpFormat:
+    """Magnitude bits per value and the range of the stored (8-bit biased) shared exponent."""
+
+    magnitude_bits: int
+    min_exp: int      # smallest 8-bit biased exponent the shared field can express
+    max_exp: int      # largest
+    rebias: int       # subtract from the 8-bit biased exponent to get the stored field
+
+    @property
+    def code_bits(self) -> int:
+        return self.magnitude_bits + 1
+
+
+_A = dict(min_exp=_A_FAMILY_REBIAS, max_exp=_A_FAMILY_REBIAS + 31, rebias=_A_FAMILY_REBIAS)
+_B = dict(min_exp=0, max_exp=255, rebias=0)
+BFP_FORMATS = {
+    DataFormat.Bfp8: BfpFormat(7, **_A),
+    DataFormat.Bfp4: BfpFormat(3, **_A),
+    DataFormat.Bfp2: BfpFormat(1, **_A),
+    DataFormat.Bfp8_b: BfpFormat(7, **_B),
+    DataFormat.Bfp4_b: BfpFormat(3, **_B),
+    DataFormat.Bfp2_b: BfpFormat(1, **_B),
+}
+
+
+def check_rounding(rounding: str) -> str:
+    if rounding not in _ROUNDINGS:
+        raise ValueError(f"rounding must be one of {_ROUNDINGS}, got {rounding!r}")
+    return rounding
+
+
+# ---- reference codec: integer fields ----------------------------------------------------------
+def encode_blocks(blocks: np.ndarray, spec: BfpFormat, rounding: str = "host"):
+    """Encode float32 `blocks[..., BLOCK_SIZE]` into (exponent bytes [...], sign-magnitude codes [..., BLOCK_SIZE])."""
+    check_rounding(rounding)
+    bits = np.ascontiguousarray(blocks, dtype=np.float32).view(np.uint32)
+    sign = bits >> 31
+    exp = ((bits >> _F32_MANT) & 0xFF).astype(np.int32)
+    man = bits & 0x7FFFFF
+    nan = (exp == 0xFF) & (man != 0)
+    # The packer rounds a bfloat16 to 7 magnitude bits, then drops bits for Bfp4/Bfp2.
+    width = spec.magnitude_bits if rounding == "host" else 7
+    if rounding == "packer":
+        man = man & np.uint32(0x7F0000)
+    shared = np.clip(exp.max(axis=-1), spec.min_exp, spec.max_exp)
+    shift = shared[..., None] - exp + (_F32_MANT + 1 - width)
+    sig = man | np.uint32(1 << _F32_MANT)
+    s = np.clip(shift, 1, _F32_MANT + 2).astype(np.uint32)   # >= 25 always rounds to 0
+    q = sig >> s
+    rem = sig & ((np.uint32(1) << s) - np.uint32(1))
+    half = np.uint32(1) << (s - np.uint32(1))
+    if rounding == "host":
+        q += (rem > half) | ((rem == half) & ((q & 1) == 1))
+    else:
+        q += rem >= half
+    top = np.uint32((1 << width) - 1)
+    q = np.where(shift <= 0, top, np.minimum(q, top))   # above the clamped exponent: saturate
+    if rounding == "packer":
+        q >>= np.uint32(7 - spec.magnitude_bits)
+    q[exp == 0] = 0                                      # zeros and denormals
+    if spec.max_exp == 0xFF:
+        q[nan] = (1 << spec.magnitude_bits) - 1
+    codes = np.where(q == 0, 0, (sign << np.uint32(spec.magnitude_bits)) | q).astype(np.uint8)
+    return (shared - spec.rebias).astype(np.uint8), codes
+
+
+def decode_blocks(exponents: np.ndarray, codes: np.ndarray, spec: BfpFormat) -> np.ndarray:
+    """value = (-1)^sign * magnitude * 2^(shared - bias - (W - 1)), in float32; see module doc for inf/NaN."""
+    w = spec.magnitude_bits
+    codes = np.asarray(codes, dtype=np.uint8)
+    shared = np.asarray(exponents, dtype=np.int32) + spec.rebias
+    mag = (codes & ((1 << w) - 1)).astype(np.float64)
+    with np.errstate(over="ignore"):
+        values = np.ldexp(mag, (shared - _F32_BIAS - (w - 1))[..., None]).astype(np.float32)
+    if spec.max_exp == 0xFF:
+        values[(shared[..., None] == 0xFF) & (mag > (1 << (w - 1)))] = np.nan
+    return np.where((codes >> w) & 1 == 1, -values, values)
+
+
+# ---- fast path ---------------------------------------------------------------------------------
+def quantize_blocks(x: np.ndarray, spec: BfpFormat, rounding: str = "host") -> np.ndarray:
+    """Round float32 `x[rows, cols]` (cols a multiple of BLOCK_SIZE) through the format; returns a new array."""
+    check_rounding(rounding)
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    blocks = x.reshape(-1, BLOCK_SIZE)
+    if rounding == "packer" or blocks.size == 0:
+        return decode_blocks(*encode_blocks(blocks, spec, rounding), spec).reshape(x.shape)
+    out = np.bitwise_and(x.view(np.uint32), np.uint32(0x7FFFFFFF))    # |x| bits, reused as output
+    absmax = np.maximum.reduceat(out.reshape(-1), np.arange(0, out.size, BLOCK_SIZE))
+    exp = (absmax >> _F32_MANT).astype(np.int32)
+    shared = np.clip(exp, spec.min_exp, spec.max_exp)
+    w = spec.magnitude_bits
+    k = shared - (_F32_BIAS - 1) - w          # log2 of the block's grid step
+    # Saturating blocks, inf/NaN and exponents where M or the step leave float32's normal range.
+    slow = (absmax >= (((k + w - 1 + _F32_BIAS) << _F32_MANT) | (((1 << w) - 1) << (_F32_MANT - w))).astype(np.uint32))
+    slow |= (exp > 231) | ((exp > 0) & (exp < 24))
+    k[exp == 0] = 0                            # only zeros/denormals: any grid >= 1 rounds them to +0
+    magic = ((((k + _F32_MANT + _F32_BIAS) << _F32_MANT) | (1 << (_F32_MANT - 1))).astype(np.uint32)).view(np.float32)
+    result = out.view(np.float32).reshape(-1, BLOCK_SIZE)
+    np.add(blocks, magic[:, None], out=result)
+    result -= magic[:, None]
+    idx = np.flatnonzero(slow)
+    if idx.size:
+        result[idx] = decode_blocks(*encode_blocks(blocks[idx], spec, "host"), spec)
+    return result.reshape(x.shape)

@@ -1,0 +1,63 @@
+"""CompilerConfig: every option that shapes compilation and simulation, and the global instance.
+
+Lives in the simulator package because the PyBuda runtime API (`set_configuration_options`)
+edits it; tvm_buda reads it when compiling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from .dataformat import DataFormat, MathFidelity
+from .numerics_config import NumericsConfig
+
+DEFAULT_CPU_FALLBACK_OPS = frozenset({"embedding", "cumsum"})
+
+
+@dataclass
+class CompilerConfig:
+    # ---- partitioning and CPU fallback ----
+    enable_tvm_cpu_fallback: bool = True
+    cpu_fallback_ops: set[str] = field(default_factory=lambda: set(DEFAULT_CPU_FALLBACK_OPS))
+    enable_tm_cpu_fallback: bool = False
+    tm_cpu_fallback_max_depth: int = 10
+    # ---- numerics ----
+    default_df_override: DataFormat | None = None
+    accumulate_df: DataFormat = DataFormat.Float16_b
+    default_math_fidelity: MathFidelity = MathFidelity.HiFi3
+    fp32_fallback: DataFormat = DataFormat.Float16_b
+    # ---- generated code and cache ----
+    generated_modules_dir: str = "generated_modules"
+    tvm_graph_store_path: str = ""
+    tvm_graph_load_path: str = ""
+
+    def add_cpu_fallback_ops(self, ops) -> None:
+        self.cpu_fallback_ops |= {ops} if isinstance(ops, str) else set(ops)
+
+    def remove_cpu_fallback_ops(self, ops) -> None:
+        self.cpu_fallback_ops -= {ops} if isinstance(ops, str) else set(ops)
+
+    def numerics(self) -> NumericsConfig:
+        return NumericsConfig(
+            default_df_override=self.default_df_override,
+            accumulate_df=self.accumulate_df,
+            math_fidelity=self.default_math_fidelity,
+            fp32_fallback=self.fp32_fallback,
+        )
+
+    def copy(self) -> "CompilerConfig":
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["cpu_fallback_ops"] = set(self.cpu_fallback_ops)
+        return CompilerConfig(**values)
+
+
+_global_config = CompilerConfig()
+
+
+def _get_global_compiler_config() -> CompilerConfig:
+    return _global_config
+
+
+def _reset_global_compiler_config() -> None:
+    global _global_config
+    _global_config = CompilerConfig()

@@ -1,0 +1,125 @@
+"""Relax device function -> ModuleGraph: one OpLine per Relax op, names from one Namespace.
+
+The op-specific knowledge (which PyBuda op a Relax call becomes) is injected as `lower_call`,
+so this module stays independent of the op table that tvm_buda owns.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from .graph import ModuleGraph, OpLine
+from .namespace import Namespace
+
+
+class CodegenError(RuntimeError):
+    pass
+
+
+def lower_function(
+    func: relax.Function,
+    arg_bindings: list,
+    lower_call: Callable,
+    module_name: str,
+    class_name: str,
+) -> ModuleGraph:
+    """Lower one function with Codegen="buda".
+
+    arg_bindings: per function parameter, None (a runtime input), ("parameter", hint, value) or
+    ("constant", hint, value) when every call site passes the same known weight or constant.
+    """
+    return _Lowerer(lower_call).run(func, arg_bindings, module_name, class_name)
+
+
+class _Lowerer:
+    def __init__(self, lower_call: Callable):
+        self.lower_call = lower_call
+        self.ns = Namespace()
+        self.ops: list[OpLine] = []
+        self.parameters: dict[str, np.ndarray] = {}
+        self.constants: dict[str, np.ndarray] = {}
+        self.source_ops: list[str] = []
+
+    def run(self, func, arg_bindings, module_name, class_name) -> ModuleGraph:
+        env: dict = {}
+        inputs, roles = [], []
+        for param, binding in zip(func.params, arg_bindings):
+            if binding is None:
+                name = self.ns.create_name(param.name)
+                inputs.append(name)
+                roles.append(("input", name))
+                env[param] = name
+            else:
+                kind, hint, value = binding
+                name = self._add_weight(kind, hint, value)
+                roles.append((kind, name))
+                env[param] = self._reference(kind, name)
+        result = self._walk(func, env)
+        outputs = result if isinstance(result, list) else [result]
+        if any(isinstance(o, list) for o in outputs):
+            raise CodegenError("nested tuple outputs are not supported in a device function")
+        return ModuleGraph(module_name, class_name, inputs, self.parameters, self.constants, self.ops,
+                           outputs, roles, self.source_ops)
+
+    # ---- weights ----------------------------------------------------------------------------
+    def _add_weight(self, kind: str, hint: str, value: np.ndarray) -> str:
+        name = self.ns.create_name(hint)
+        (self.parameters if kind == "parameter" else self.constants)[name] = np.ascontiguousarray(value)
+        return name
+
+    @staticmethod
+    def _reference(kind: str, name: str) -> str:
+        return f"self.{name}" if kind == "parameter" else f'self.get_constant("{name}")'
+
+    # ---- body -------------------------------------------------------------------------------
+    def _walk(self, func: relax.Function, env: dict):
+        body = func.body
+        local_functions = {}
+        for block in body.blocks:
+            for binding in block.bindings:
+                value = binding.value
+                if isinstance(value, relax.Function):
+                    local_functions[binding.var] = value
+                elif isinstance(value, relax.Call) and isinstance(value.op, relax.Var) and value.op in local_functions:
+                    inner = local_functions[value.op]
+                    inner_env = {p: self._lookup(a, env) for p, a in zip(inner.params, value.args)}
+                    env[binding.var] = self._walk(inner, inner_env)
+                elif isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
+                    env[binding.var] = self._emit(value, env)
+                else:
+                    env[binding.var] = self._lookup(value, env)
+        return self._lookup(body.body, env)
+
+    def _lookup(self, expr, env):
+        if isinstance(expr, relax.Var):
+            if expr not in env:
+                raise CodegenError(f"variable {expr.name} used before it is defined")
+            return env[expr]
+        if isinstance(expr, relax.Tuple):
+            return [self._lookup(f, env) for f in expr.fields]
+        if isinstance(expr, relax.TupleGetItem):
+            return self._lookup(expr.tuple_value, env)[expr.index]
+        value = tensor_constant(expr)
+        if value is not None:
+            return self._reference("constant", self._add_weight("constant", "const", value))
+        raise CodegenError(f"cannot generate code for {type(expr).__name__} in a device function")
+
+    def _emit(self, call: relax.Call, env) -> str:
+        lowered = self.lower_call(call)
+        self.source_ops.append(call.op.name.removeprefix("relax."))
+        short = lowered.op.split(".")[-1].lower()
+        name = self.ns.create_name(f"{short}_{len(self.ops)}")
+        inputs = [self._lookup(x, env) for x in lowered.inputs]
+        self.ops.append(OpLine(lowered.op, name, name, inputs, dict(lowered.attrs)))
+        return name
+
+
+def tensor_constant(expr) -> np.ndarray | None:
+    """The value of a Relax tensor constant, or None (IntImm/FloatImm are Constants too: excluded)."""
+    if isinstance(expr, tvm.ir.Constant) and isinstance(getattr(expr, "value", None), tvm.runtime.Tensor):
+        return expr.value.numpy()
+    return None

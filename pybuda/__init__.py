@@ -1,0 +1,28 @@
+"""PyBuda's public names, served by tvm-buda, so PyBuda code and generated modules run unchanged.
+
+Simulator names import eagerly; names that need TVM (framework wrappers, compilation) load on
+first use so a hand-written PyBudaModule never waits for TVM.
+"""
+
+from buda_runtime_sim import DataFormat, MathFidelity, Module, Parameter, PyBudaModule, Tensor
+from buda_runtime_sim.api import detect_available_devices, run_inference, shutdown
+from buda_runtime_sim.config import CompilerConfig
+from buda_runtime_sim.devices import CPUDevice, TTDevice
+from buda_runtime_sim.enums import BackendDevice, BackendType, DeviceMode
+
+from . import config, op
+
+_FROM_TVM_BUDA = {"PyTorchModule", "compile_model", "build"}
+
+
+def __getattr__(name):
+    if name in _FROM_TVM_BUDA:
+        import tvm_buda
+
+        return getattr(tvm_buda, name)
+    raise AttributeError(f"module 'pybuda' has no attribute {name!r}")
+
+
+__all__ = ["BackendDevice", "BackendType", "CPUDevice", "CompilerConfig", "DataFormat", "DeviceMode", "MathFidelity",
+           "Module", "Parameter", "PyBudaModule", "PyTorchModule", "TTDevice", "Tensor", "config",
+           "detect_available_devices", "op", "run_inference", "shutdown"]

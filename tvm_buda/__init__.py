@@ -1,0 +1,18 @@
+"""tvm-buda: a TVM (Relax) backend for a simulated Tenstorrent-style tile accelerator.
+
+Importing this package registers the "buda" target tag, the "buda" Relax pipeline and the
+`relax.ext.buda` codegen. Frameworks (TensorFlow, JAX, ONNX) are imported only when used.
+"""
+
+__version__ = "0.1.0"
+
+from buda_runtime_sim import DataFormat, MathFidelity  # noqa: E402
+from buda_runtime_sim.config import CompilerConfig  # noqa: E402
+
+from . import target  # noqa: E402,F401  (registration side effects)
+from .build import build  # noqa: E402
+from .compiled_model import CompiledModel, compile_model  # noqa: E402
+from .modules import PyTorchModule  # noqa: E402
+
+__all__ = ["CompiledModel", "CompilerConfig", "DataFormat", "MathFidelity", "PyTorchModule", "build",
+           "compile_model", "__version__"]

@@ -1,0 +1,48 @@
+"""`tvm_buda.build`: a Relax module (or an imported framework model) -> CompiledModel."""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+
+from buda_runtime_sim.config import CompilerConfig
+
+from .build_state import BuildState, active_build
+from .compiled_model import CompiledModel, resolve_config
+from .frontends.imported import ImportedModel, TensorSpec
+from .target import PIPELINE_NAME, TARGET_TAG
+
+
+def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledModel:
+    state = BuildState(config, imported.name, imported.params, imported.framework)
+    with active_build(state):
+        executable = tvm.compile(imported.mod, target=TARGET_TAG, relax_pipeline=PIPELINE_NAME)
+    return CompiledModel(imported, executable, state)
+
+
+def build(mod: tvm.IRModule, params=None, config: CompilerConfig | None = None, name: str = "module") -> CompiledModel:
+    """Compile a Relax module for buda in one call (today's `relay.build(mod, target="buda", params=...)`).
+
+    params: weights by parameter name of `main` (numpy, torch or TVM tensors); parameters not
+    named here are the runtime inputs, in order.
+    """
+    params = {k: _to_numpy(v) for k, v in (params or {}).items()}
+    main = mod["main"]
+    inputs = [
+        TensorSpec(v.name, tuple(int(d) for d in v.ty.shape), str(v.ty.dtype))
+        for v in main.params if v.name not in params
+    ]
+    weight_positions = [i for i, v in enumerate(main.params) if v.name in params]
+    if weight_positions and weight_positions != list(range(len(inputs), len(main.params))):
+        raise ValueError("build: weight parameters of 'main' must come after all runtime inputs")
+    imported = ImportedModel(name, "relax", mod, params, inputs,
+                             "tuple" if isinstance(main.ret_ty, tvm.relax.TupleType) else "single")
+    return build_imported(imported, resolve_config(config))
+
+
+def _to_numpy(value) -> np.ndarray:
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if hasattr(value, "numpy"):
+        return value.numpy()
+    return np.asarray(value)

@@ -1,0 +1,49 @@
+"""The state of one compilation, visible to the "buda" Relax pipeline while it runs.
+
+`tvm.compile(mod, target="buda", relax_pipeline="buda")` cannot pass arguments to a registered
+pipeline, so `tvm_buda.build` installs a BuildState for the duration of the call; a plain
+`tvm.compile` gets one made from the global CompilerConfig.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from buda_runtime_sim.config import CompilerConfig, _get_global_compiler_config
+
+_local = threading.local()
+
+
+@dataclass
+class BuildState:
+    config: CompilerConfig
+    model_name: str = "module"
+    params: dict[str, np.ndarray] = field(default_factory=dict)  # main parameter name -> value
+    framework: str = "relax"
+    # Filled in by the pipeline:
+    partitioned: object = None                       # IRModule after partitioning (for reports)
+    subgraphs: list = field(default_factory=list)    # codegen results, in order
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(self.config.generated_modules_dir)
+
+
+def current_build() -> BuildState:
+    state = getattr(_local, "state", None)
+    return state if state is not None else BuildState(_get_global_compiler_config())
+
+
+@contextlib.contextmanager
+def active_build(state: BuildState):
+    previous = getattr(_local, "state", None)
+    _local.state = state
+    try:
+        yield state
+    finally:
+        _local.state = previous

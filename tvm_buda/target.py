@@ -1,0 +1,45 @@
+"""Registration with TVM: the "buda" target tag, the "buda" Relax pipeline, `relax.ext.buda`.
+
+After `import tvm_buda`, `tvm.compile(mod, target="buda", relax_pipeline="buda")` partitions the
+module, generates PyBuda modules for the device parts and builds the rest for LLVM.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import relax
+
+from relay_passes import buda_pass_pipeline
+
+from . import device_runtime  # noqa: F401  (registers relax.ext.buda)
+from .build_state import current_build
+from .codegen_pass import BudaCodegen
+from .partition import partition_for_buda
+
+TARGET_TAG = "buda"
+PIPELINE_NAME = "buda"
+
+
+def buda_pipeline():
+    """The Relax pipeline: graph passes -> partition -> codegen -> RunCodegen -> TVM's default build."""
+
+    @tvm.transform.module_pass(opt_level=0, name="buda_pipeline")
+    def _pipeline(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+        state = current_build()
+        mod = buda_pass_pipeline()(mod)
+        fallback = state.config.cpu_fallback_ops if state.config.enable_tvm_cpu_fallback else ()
+        mod = partition_for_buda(mod, fallback)
+        mod = BudaCodegen(state)(mod)
+        mod = relax.transform.RunCodegen()(mod)
+        return relax.get_pipeline("default")(mod)
+
+    return _pipeline
+
+
+def _register() -> None:
+    tvm.target.tag.register_tag(TARGET_TAG, {"kind": "llvm", "keys": ["cpu"]}, override=True)
+    if PIPELINE_NAME not in relax.pipeline.PIPELINE_MAP:
+        relax.register_pipeline(PIPELINE_NAME)(buda_pipeline)
+
+
+_register()
