@@ -20,13 +20,22 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
             zero_padding(out, a.shape)
         return Tensor.from_padded(out, a.shape, numerics.output_df)
     shape = np.broadcast_shapes(a.shape, b.shape)
-    if shape == a.shape and a.ndim >= 2 and b.ndim == 1:  # row vector (bias) across the last dim
-        out = zero_padding(fn(a.padded, b.padded[0]), shape)
-    elif shape == b.shape and b.ndim >= 2 and a.ndim == 1:
-        out = zero_padding(fn(a.padded[0], b.padded), shape)
+    if shape == a.shape and a.ndim >= 2 and _is_row(b, a):  # bias row or scalar across a tensor
+        out = zero_padding(fn(a.padded, _row(b)), shape)
+    elif shape == b.shape and b.ndim >= 2 and _is_row(a, b):
+        out = zero_padding(fn(_row(a), b.padded), shape)
     else:
         out = pad(fn(a.logical(), b.logical()))
     return Tensor.from_padded(out, shape, numerics.output_df)
+
+
+def _is_row(small: Tensor, big: Tensor) -> bool:
+    """A scalar, or a vector spanning `big`'s last dim: it broadcasts over padded storage directly."""
+    return small.shape in ((), (1,)) or (small.ndim == 1 and small.shape[0] == big.shape[-1])
+
+
+def _row(t: Tensor) -> np.ndarray:
+    return t.padded[0, :1] if t.shape in ((), (1,)) else t.padded[0]
 
 
 def unary(a: Tensor, fn, numerics) -> Tensor:

@@ -1,0 +1,17 @@
+import os
+
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    """Each test runs in its own directory (generated_modules/ lands there) with fresh global state."""
+    monkeypatch.chdir(tmp_path)
+    yield
+    from pybuda.config import _reset_global_compiler_config
+    from buda_runtime_sim.api import shutdown
+
+    shutdown()
+    _reset_global_compiler_config()

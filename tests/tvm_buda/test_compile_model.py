@@ -1,0 +1,68 @@
+"""compile_model end to end: PyTorch -> buda backend -> simulator, checked against PyTorch."""
+
+import pytest
+import torch
+
+import tvm_buda
+from tests.helpers import assert_matches_golden
+from tests.models import MLP, EmbeddingCumsum, bert_encoder, golden
+
+
+def test_mlp_matches_pytorch():
+    torch.manual_seed(0)
+    model, x = MLP().eval(), torch.randn(4, 64)
+    compiled = tvm_buda.compile_model(model, (x,))
+    out = compiled.run(x)
+    assert isinstance(out, torch.Tensor) and out.shape == (4, 32)
+    assert_matches_golden(out, golden(model, x))
+    assert compiled.device_ops().count("matmul") == 2
+    assert "nn.relu" in compiled.device_ops()
+    assert compiled.cpu_ops() == []
+
+
+def test_bert_encoder_two_layers_matches_pytorch():
+    encoder = bert_encoder(layers=2)
+    x = torch.randn(1, 128, 768)
+    compiled = tvm_buda.compile_model(encoder, (x,))
+    out = compiled.run(x)
+    out = out[0] if isinstance(out, tuple) else out
+    assert_matches_golden(out, golden(encoder, x), "bert encoder")
+    device = compiled.device_ops()
+    for op in ("matmul", "nn.softmax", "nn.layer_norm", "nn.gelu"):
+        assert op in device, op
+
+
+def test_embedding_and_cumsum_stay_on_host():
+    torch.manual_seed(0)
+    model = EmbeddingCumsum().eval()
+    ids = torch.randint(0, 100, (2, 7))
+    compiled = tvm_buda.compile_model(model, (ids,))
+    assert "take" in compiled.cpu_ops() and "cumsum" in compiled.cpu_ops()
+    assert "take" not in compiled.device_ops() and "cumsum" not in compiled.device_ops()
+    assert compiled.device_ops().count("matmul") == 2
+    assert_matches_golden(compiled.run(ids), golden(model, ids))
+
+
+def test_second_run_with_new_values_is_recomputed():
+    torch.manual_seed(1)
+    model = MLP().eval()
+    compiled = tvm_buda.compile_model(model, (torch.randn(4, 64),))
+    for _ in range(2):
+        x = torch.randn(4, 64)
+        assert_matches_golden(compiled.run(x), golden(model, x))
+
+
+def test_wrong_input_shape_is_a_clear_error():
+    model = MLP().eval()
+    compiled = tvm_buda.compile_model(model, (torch.randn(4, 64),))
+    with pytest.raises(ValueError, match=r"compiled for \(4, 64\)"):
+        compiled.run(torch.randn(3, 64))
+    with pytest.raises(TypeError, match="dtype"):
+        compiled.run(torch.randn(4, 64, dtype=torch.float64))
+    with pytest.raises(TypeError, match="expected 1 inputs"):
+        compiled.run(torch.randn(4, 64), torch.randn(4, 64))
+
+
+def test_unsupported_model_type_is_a_clear_error():
+    with pytest.raises(TypeError, match="don't know how to compile"):
+        tvm_buda.compile_model(object(), (torch.randn(1),))
