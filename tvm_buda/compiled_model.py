@@ -10,9 +10,14 @@ from tvm import relax
 
 from buda_runtime_sim import context
 from buda_runtime_sim.config import CompilerConfig, _get_global_compiler_config
+from buda_runtime_sim.framework_tensors import to_framework
 
 from .build_state import BuildState
 from .frontends.imported import ImportedModel
+
+
+# What each frontend's users get back (ONNX, TFLite and plain Relax users get numpy).
+OUTPUT_FRAMEWORK = {"pytorch": "pytorch", "tensorflow": "tensorflow", "jax": "jax"}
 
 
 class CompiledModel:
@@ -30,32 +35,21 @@ class CompiledModel:
         self.exec_context = context.ExecutionContext(numerics=state.config.numerics())
 
     # ---- running ----------------------------------------------------------------------------
-    def run(self, *inputs):
-        """Run on the simulator; inputs and outputs in the model's framework (torch for PyTorch)."""
-        if len(inputs) != len(self.imported.inputs):
-            names = ", ".join(s.name for s in self.imported.inputs)
-            raise TypeError(f"{self.name}: expected {len(self.imported.inputs)} inputs ({names}), got {len(inputs)}")
-        arrays = []
-        for spec, value in zip(self.imported.inputs, inputs):
-            array = _to_numpy(value)
-            spec.check(array, self.name)
-            arrays.append(tvm.runtime.tensor(np.ascontiguousarray(array)))
+    def run(self, *inputs, **named_inputs):
+        """Run on the simulator; inputs and outputs in the model's framework (torch for PyTorch).
+
+        Keyword inputs are matched to the model's input names."""
+        arrays = self.imported.bind_inputs(inputs, named_inputs)
+        args = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]
         with context.use(self.exec_context):
-            result = self.vm["main"](*arrays, *self._weights)
-        outputs = _flatten(result)
-        converted = [self._to_framework(o) for o in outputs]
-        if self.imported.output_structure == "single" and len(converted) == 1:
-            return converted[0]
-        return tuple(converted)
+            result = self.vm["main"](*args, *self._weights)
+        converted = [self._to_framework(o) for o in _flatten(result)]
+        return self.imported.pack_outputs(converted)
 
     __call__ = run
 
     def _to_framework(self, array: np.ndarray):
-        if self.framework == "pytorch":
-            import torch
-
-            return torch.from_numpy(array)
-        return array
+        return to_framework(array, OUTPUT_FRAMEWORK.get(self.framework, "numpy"))
 
     # ---- what went where --------------------------------------------------------------------
     def device_ops(self) -> list[str]:
@@ -96,14 +90,6 @@ def _flatten(result) -> list[np.ndarray]:
     if isinstance(result, tvm.runtime.Tensor):
         return [result.numpy()]
     return [a for item in result for a in _flatten(item)]
-
-
-def _to_numpy(value) -> np.ndarray:
-    if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
-    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
-        return np.asarray(value.numpy())
-    return np.asarray(value)
 
 
 def resolve_config(config: CompilerConfig | None) -> CompilerConfig:

@@ -34,5 +34,45 @@ class ImportedModel:
     mod: tvm.IRModule
     params: dict[str, np.ndarray]           # main's weight parameters, by Relax parameter name
     inputs: list[TensorSpec]
-    output_structure: str = "single"        # "single" or "tuple"
+    output_structure: str = "single"        # "single", "tuple" or "dict"
     output_names: list[str] = field(default_factory=list)
+
+    def bind_inputs(self, args: tuple, kwargs: dict) -> list[np.ndarray]:
+        """Runtime inputs (positional and/or by name) -> arrays in compiled order, validated."""
+        specs = self.inputs
+        if len(args) > len(specs):
+            names = ", ".join(s.name for s in specs)
+            raise TypeError(f"{self.name}: expected {len(specs)} inputs ({names}), got {len(args)}")
+        values = dict(zip([s.name for s in specs], args))
+        for key, value in kwargs.items():
+            if key not in {s.name for s in specs}:
+                raise TypeError(f"{self.name}: unknown input {key!r}; inputs are {[s.name for s in specs]}")
+            if key in values:
+                raise TypeError(f"{self.name}: input {key!r} given twice")
+            values[key] = value
+        missing = [s.name for s in specs if s.name not in values]
+        if missing:
+            raise TypeError(f"{self.name}: expected {len(specs)} inputs, missing {missing}")
+        arrays = []
+        for spec in specs:
+            array = to_numpy(values[spec.name])
+            spec.check(array, self.name)
+            arrays.append(array)
+        return arrays
+
+    def pack_outputs(self, outputs: list):
+        """Framework tensors, flat -> the structure the framework model returns."""
+        if self.output_structure == "single" and len(outputs) == 1:
+            return outputs[0]
+        if self.output_structure == "dict":
+            return dict(zip(self.output_names, outputs))
+        return tuple(outputs)
+
+
+def to_numpy(value) -> np.ndarray:
+    """Host array from a torch/TF/JAX/TVM tensor or anything numpy accepts."""
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        return np.asarray(value.numpy())
+    return np.asarray(value)

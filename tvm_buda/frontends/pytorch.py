@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .imported import ImportedModel, TensorSpec
 
 
@@ -42,9 +40,3 @@ def import_pytorch(module, sample_inputs, name: str) -> ImportedModel:
         sample_out = module(*inputs)
     structure = "tuple" if isinstance(sample_out, (tuple, list)) else "single"
     return ImportedModel(name, "pytorch", mod, params, specs, structure)
-
-
-def to_numpy(x) -> np.ndarray:
-    if hasattr(x, "detach"):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
