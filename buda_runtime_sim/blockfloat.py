@@ -32,6 +32,7 @@ Specials (a documented choice, identical in both paths):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,28 +127,71 @@ def decode_blocks(exponents: np.ndarray, codes: np.ndarray, spec: BfpFormat) -> 
 
 
 # ---- fast path ---------------------------------------------------------------------------------
+# The fast path walks the data in cache-sized chunks: the pairwise max over strided views and the
+# per-block constants expanded with np.repeat are only cheap while a chunk sits in L2.
+_CHUNK = 1 << 16                                  # values per chunk (256 KiB of float32)
+_PAIRWISE_LEVELS = BLOCK_SIZE.bit_length() - 1
+assert 1 << _PAIRWISE_LEVELS == BLOCK_SIZE, "the pairwise block max needs a power-of-two BLOCK_SIZE"
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """Per block exponent e (0..255, of the block's max |x|): what the fast path needs."""
+
+    magic: np.ndarray       # float32 1.5 * 2**(k + 23), k = log2 of the grid step
+    special: np.ndarray     # bool: block goes through the reference codec
+    threshold: np.ndarray   # uint32 |x| bits from which values saturate
+    limit: np.ndarray       # float32 largest magnitude, (2**W - 1) * 2**k
+
+
+@functools.cache
+def _tables(spec: BfpFormat) -> _Tables:
+    e = np.arange(256)
+    w = spec.magnitude_bits
+    if spec.max_exp == 0xFF:
+        # Exponents 1..23 make the grid subnormal and > 231 overflow M; 255 is inf/NaN. A block of
+        # zeros/denormals (e = 0) may use any grid >= 2**-126: its values all round to +0.
+        special = ((e > 0) & (e < 24)) | (e > 231)
+        shared = np.where(special, 24, np.maximum(e, 24))
+    else:
+        special = e == 0xFF                       # NaN must not reach the clip below
+        shared = np.clip(e, spec.min_exp, spec.max_exp)
+    k = shared - (_F32_BIAS - 1) - w
+    magic = (((k + _F32_MANT + _F32_BIAS) << _F32_MANT) | (1 << (_F32_MANT - 1))).astype(np.uint32).view(np.float32)
+    # (2**W - 1/2) * 2**k, the smallest magnitude that rounds past 2**W - 1, has exponent `shared`.
+    threshold = np.where(special, 0xFFFFFFFF, (shared << _F32_MANT) | (((1 << w) - 1) << (_F32_MANT - w)))
+    limit = np.ldexp(np.float32((1 << w) - 1), k).astype(np.float32)
+    return _Tables(magic, special, threshold.astype(np.uint32), limit)
+
+
 def quantize_blocks(x: np.ndarray, spec: BfpFormat, rounding: str = "host") -> np.ndarray:
-    """Round float32 `x[rows, cols]` (cols a multiple of BLOCK_SIZE) through the format; returns a new array."""
+    """Round float32 `x` (size a multiple of BLOCK_SIZE, blocks contiguous) through the format; returns a new array."""
     check_rounding(rounding)
     x = np.ascontiguousarray(x, dtype=np.float32)
     blocks = x.reshape(-1, BLOCK_SIZE)
     if rounding == "packer" or blocks.size == 0:
         return decode_blocks(*encode_blocks(blocks, spec, rounding), spec).reshape(x.shape)
-    out = np.bitwise_and(x.view(np.uint32), np.uint32(0x7FFFFFFF))    # |x| bits, reused as output
-    absmax = np.maximum.reduceat(out.reshape(-1), np.arange(0, out.size, BLOCK_SIZE))
-    exp = (absmax >> _F32_MANT).astype(np.int32)
-    shared = np.clip(exp, spec.min_exp, spec.max_exp)
-    w = spec.magnitude_bits
-    k = shared - (_F32_BIAS - 1) - w          # log2 of the block's grid step
-    # Saturating blocks, inf/NaN and exponents where M or the step leave float32's normal range.
-    slow = (absmax >= (((k + w - 1 + _F32_BIAS) << _F32_MANT) | (((1 << w) - 1) << (_F32_MANT - w))).astype(np.uint32))
-    slow |= (exp > 231) | ((exp > 0) & (exp < 24))
-    k[exp == 0] = 0                            # only zeros/denormals: any grid >= 1 rounds them to +0
-    magic = ((((k + _F32_MANT + _F32_BIAS) << _F32_MANT) | (1 << (_F32_MANT - 1))).astype(np.uint32)).view(np.float32)
-    result = out.view(np.float32).reshape(-1, BLOCK_SIZE)
-    np.add(blocks, magic[:, None], out=result)
-    result -= magic[:, None]
-    idx = np.flatnonzero(slow)
+    tables = _tables(spec)
+    flat, bits = x.reshape(-1), x.reshape(-1).view(np.uint32)
+    out = np.empty_like(flat)
+    absmax = np.empty(blocks.shape[0], np.uint32)
+    scratch = np.empty(min(_CHUNK, flat.size), np.uint32)
+    for start in range(0, flat.size, _CHUNK):
+        stop = min(start + _CHUNK, flat.size)
+        m = np.bitwise_and(bits[start:stop], np.uint32(0x7FFFFFFF), out=scratch[: stop - start])
+        for _ in range(_PAIRWISE_LEVELS):
+            m = np.maximum(m[0::2], m[1::2])
+        absmax[start // BLOCK_SIZE: stop // BLOCK_SIZE] = m
+        magic = np.repeat(tables.magic[m >> _F32_MANT], BLOCK_SIZE)
+        np.add(flat[start:stop], magic, out=out[start:stop])
+        np.subtract(out[start:stop], magic, out=out[start:stop])
+    result = out.reshape(-1, BLOCK_SIZE)
+    exp = absmax >> _F32_MANT
+    idx = np.flatnonzero(absmax >= tables.threshold[exp])
+    if idx.size:
+        limit = tables.limit[exp[idx]][:, None]
+        result[idx] = np.clip(result[idx], -limit, limit)
+    idx = np.flatnonzero(tables.special[exp])
     if idx.size:
         result[idx] = decode_blocks(*encode_blocks(blocks[idx], spec, "host"), spec)
-    return result.reshape(x.shape)
+    return out.reshape(x.shape)
