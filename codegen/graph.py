@@ -16,6 +16,9 @@ class OpLine:
     output: str
     inputs: list[str]
     attrs: dict = field(default_factory=dict)
+    input_shapes: list[tuple[int, ...]] = field(default_factory=list)  # static shapes, for the perf model
+    output_shape: tuple[int, ...] = ()
+    source_op: str = ""                                                # the Relax op it came from
 
 
 @dataclass

@@ -114,7 +114,9 @@ class _Lowerer:
         short = lowered.op.split(".")[-1].lower()
         name = self.ns.create_name(f"{short}_{len(self.ops)}")
         inputs = [self._lookup(x, env) for x in lowered.inputs]
-        self.ops.append(OpLine(lowered.op, name, name, inputs, dict(lowered.attrs)))
+        self.ops.append(OpLine(lowered.op, name, name, inputs, dict(lowered.attrs),
+                               [static_shape(x) for x in lowered.inputs], static_shape(call),
+                               call.op.name.removeprefix("relax.")))
         return name
 
 
@@ -123,3 +125,15 @@ def tensor_constant(expr) -> np.ndarray | None:
     if isinstance(expr, tvm.ir.Constant) and isinstance(getattr(expr, "value", None), tvm.runtime.Tensor):
         return expr.value.numpy()
     return None
+
+
+def static_shape(expr) -> tuple[int, ...]:
+    """The static shape of a tensor-typed expression, () when unknown or not a tensor."""
+    ty = getattr(expr, "ty", None)
+    shape = getattr(ty, "shape", None) if isinstance(ty, relax.TensorType) else None
+    if shape is None:
+        return ()
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:  # symbolic dims
+        return ()
