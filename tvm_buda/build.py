@@ -17,7 +17,9 @@ def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledM
     state = BuildState(config, imported.name, imported.params, imported.framework)
     with active_build(state):
         executable = tvm.compile(imported.mod, target=TARGET_TAG, relax_pipeline=PIPELINE_NAME)
-    return CompiledModel(imported, executable, state)
+    main = imported.mod["main"]
+    weight_names = [v.name for v in main.params[len(imported.inputs):]]
+    return CompiledModel(imported, executable, weight_names, state.subgraphs, state.summary, config)
 
 
 def build(mod: tvm.IRModule, params=None, config: CompilerConfig | None = None, name: str = "module") -> CompiledModel:

@@ -27,7 +27,8 @@ class BuildState:
     framework: str = "relax"
     # Filled in by the pipeline:
     partitioned: object = None                       # IRModule after partitioning (for reports)
-    subgraphs: list = field(default_factory=list)    # codegen results, in order
+    subgraphs: list = field(default_factory=list)    # (DeviceSubgraph, ModuleGraph), in call order
+    summary: object = None                           # PartitionSummary
 
     @property
     def output_dir(self) -> Path:

@@ -19,6 +19,7 @@ from . import __version__
 from .build_state import BuildState
 from .device_runtime import DeviceSubgraph, register
 from .op_table import lower_call
+from .partition_summary import summarize
 
 
 def buda_functions(mod: tvm.IRModule) -> dict:
@@ -72,6 +73,7 @@ class BudaCodegen:
         functions = buda_functions(mod)
         sites = call_sites(mod, functions)
         state = self.state
+        module_names = {}
         for index, (gv, args) in enumerate(sites.items()):
             func = functions[gv]
             module_name = f"{codegen.Namespace().create_name(state.model_name)}_{index}"
@@ -87,6 +89,9 @@ class BudaCodegen:
             subgraph = DeviceSubgraph(symbol, files, graph.arg_roles, num_outputs)
             register(subgraph)
             state.subgraphs.append((subgraph, graph))
+            module_names[gv.name_hint] = module_name
             mod[gv] = func.with_attr("global_symbol", symbol)
         state.partitioned = mod
+        device_ops = [op for _, graph in state.subgraphs for op in graph.source_ops]
+        state.summary = summarize(mod, module_names, device_ops)
         return mod

@@ -12,27 +12,35 @@ from buda_runtime_sim import context
 from buda_runtime_sim.config import CompilerConfig, _get_global_compiler_config
 from buda_runtime_sim.framework_tensors import to_framework
 
-from .build_state import BuildState
 from .frontends.imported import ImportedModel
-
+from .partition_summary import PartitionSummary
 
 # What each frontend's users get back (ONNX, TFLite and plain Relax users get numpy).
 OUTPUT_FRAMEWORK = {"pytorch": "pytorch", "tensorflow": "tensorflow", "jax": "jax"}
 
 
 class CompiledModel:
-    def __init__(self, imported: ImportedModel, executable, state: BuildState):
-        self.name = imported.name
-        self.framework = imported.framework
-        self.imported = imported
+    """Runs a compiled model: host parts in the Relax VM, device subgraphs on the simulator.
+
+    signature: the ImportedModel (its inputs, outputs and weights; `mod` may be None on a warm
+    cache hit). weight_names: main's weight parameters in call order. subgraphs: list of
+    (DeviceSubgraph, ModuleGraph).
+    """
+
+    def __init__(self, signature: ImportedModel, executable, weight_names: list[str], subgraphs: list,
+                 summary: PartitionSummary, config: CompilerConfig, cache_key: str | None = None):
+        self.name = signature.name
+        self.framework = signature.framework
+        self.imported = signature
         self.executable = executable
-        self.state = state
-        self.config = state.config
+        self.subgraphs = subgraphs
+        self.summary = summary
+        self.config = config
+        self.cache_key = cache_key
+        self.weight_names = list(weight_names)
         self.vm = relax.VirtualMachine(executable, tvm.cpu())
-        main = imported.mod["main"]
-        weight_names = [v.name for v in main.params[len(imported.inputs):]]
-        self._weights = [tvm.runtime.tensor(np.ascontiguousarray(imported.params[n])) for n in weight_names]
-        self.exec_context = context.ExecutionContext(numerics=state.config.numerics())
+        self._weights = [tvm.runtime.tensor(np.ascontiguousarray(signature.params[n])) for n in weight_names]
+        self.exec_context = context.ExecutionContext(numerics=config.numerics())
 
     # ---- running ----------------------------------------------------------------------------
     def run(self, *inputs, **named_inputs):
@@ -43,47 +51,43 @@ class CompiledModel:
         args = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]
         with context.use(self.exec_context):
             result = self.vm["main"](*args, *self._weights)
-        converted = [self._to_framework(o) for o in _flatten(result)]
+        converted = [to_framework(o, OUTPUT_FRAMEWORK.get(self.framework, "numpy")) for o in _flatten(result)]
         return self.imported.pack_outputs(converted)
 
     __call__ = run
 
-    def _to_framework(self, array: np.ndarray):
-        return to_framework(array, OUTPUT_FRAMEWORK.get(self.framework, "numpy"))
+    def reload_generated_modules(self) -> None:
+        """Re-import every generated module on the next run (picks up hand edits)."""
+        for subgraph, _ in self.subgraphs:
+            subgraph.reload()
 
     # ---- what went where --------------------------------------------------------------------
     def device_ops(self) -> list[str]:
         """Relax op names that run on the device, in generated-code order."""
-        return [op for _, graph in self.state.subgraphs for op in graph.source_ops]
+        return list(self.summary.device_ops)
 
     def cpu_ops(self) -> list[str]:
         """Relax op names left on the host (compiled by TVM for LLVM)."""
-        return host_ops(self.state.partitioned)
+        return list(self.summary.cpu_ops)
+
+    def partition_summary(self) -> PartitionSummary:
+        return self.summary
 
     @property
     def generated_files(self) -> list[Path]:
-        return [path for subgraph, _ in self.state.subgraphs for path in subgraph.files.all()]
+        return [path for subgraph, _ in self.subgraphs for path in subgraph.files.all()]
 
     @property
     def num_device_subgraphs(self) -> int:
-        return len(self.state.subgraphs)
+        return len(self.subgraphs)
+
+    @property
+    def graph_breaks(self) -> int:
+        return self.summary.graph_breaks
 
     def __repr__(self) -> str:
         return (f"CompiledModel({self.name!r}, framework={self.framework}, device_subgraphs={self.num_device_subgraphs}, "
-                f"device_ops={len(self.device_ops())}, cpu_ops={len(self.cpu_ops())})")
-
-
-def host_ops(mod: tvm.IRModule) -> list[str]:
-    ops = []
-    for _, func in mod.functions.items():
-        if not isinstance(func, relax.Function) or (func.attrs is not None and "Codegen" in func.attrs):
-            continue
-        for block in func.body.blocks:
-            for binding in block.bindings:
-                value = binding.value
-                if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
-                    ops.append(value.op.name.removeprefix("relax."))
-    return ops
+                f"device_ops={len(self.device_ops())}, cpu_ops={len(self.cpu_ops())}, graph_breaks={self.graph_breaks})")
 
 
 def _flatten(result) -> list[np.ndarray]:
