@@ -45,11 +45,30 @@ class CompilerConfig:
             fp32_fallback=self.fp32_fallback,
         )
 
+    def result_key(self) -> dict:
+        """Every field that can change compiled results, JSON-able (paths excluded), for cache keys."""
+        out = {}
+        for f in fields(self):
+            if f.name in _NOT_RESULT_FIELDS:
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, (set, frozenset)):
+                value = sorted(str(v) for v in value)
+            elif hasattr(value, "name") and not isinstance(value, str):
+                value = value.name
+            elif isinstance(value, (list, tuple, dict)):
+                value = repr(value)
+            out[f.name] = value
+        return out
+
     def copy(self) -> "CompilerConfig":
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["cpu_fallback_ops"] = set(self.cpu_fallback_ops)
         return CompilerConfig(**values)
 
+
+# Where files go, not what they contain.
+_NOT_RESULT_FIELDS = frozenset({"generated_modules_dir", "tvm_graph_store_path", "tvm_graph_load_path"})
 
 _global_config = CompilerConfig()
 
@@ -60,4 +79,7 @@ def _get_global_compiler_config() -> CompilerConfig:
 
 def _reset_global_compiler_config() -> None:
     global _global_config
-    _global_config = CompilerConfig()
+    # Where files go, not what they contain.
+_NOT_RESULT_FIELDS = frozenset({"generated_modules_dir", "tvm_graph_store_path", "tvm_graph_load_path"})
+
+_global_config = CompilerConfig()

@@ -10,13 +10,13 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
-from .graph import ModuleGraph
+from .graph import ModuleGraph, OpLine
 from .writer import render
 
 MANIFEST_VERSION = 1
@@ -66,6 +66,7 @@ def write_module(graph: ModuleGraph, directory: Path, header: str, extra_manifes
         "class_name": graph.class_name,
         "signature": graph.signature(),
         "source_ops": graph.source_ops,
+        "ops": [asdict(op) for op in graph.ops],
         "checksums": {files.source.name: sha256(files.source), files.params.name: sha256(files.params)},
         **(extra_manifest or {}),
     }
@@ -79,3 +80,31 @@ def read_manifest(files: GeneratedFiles) -> dict:
 
 def read_params(files: GeneratedFiles) -> dict[str, np.ndarray]:
     return load_file(str(files.params))
+
+
+def read_graph(files: GeneratedFiles) -> ModuleGraph:
+    """The ModuleGraph recorded in a manifest (weights as shape-only placeholders)."""
+    manifest = read_manifest(files)
+    signature = manifest["signature"]
+
+    def placeholders(shapes: dict) -> dict:
+        return {k: np.broadcast_to(np.float32(0), tuple(v)) for k, v in shapes.items()}
+
+    ops = [OpLine(**{**op, "input_shapes": [tuple(s) for s in op["input_shapes"]],
+                     "output_shape": tuple(op["output_shape"])}) for op in manifest["ops"]]
+    return ModuleGraph(
+        manifest["module_name"], manifest["class_name"], list(signature["inputs"]),
+        placeholders(signature["parameters"]), placeholders(signature["constants"]), ops,
+        list(signature["outputs"]), [tuple(r) for r in signature["arg_roles"]], list(manifest["source_ops"]),
+    )
+
+
+def verify(files: GeneratedFiles) -> list[str]:
+    """Names of files whose content no longer matches the manifest's checksums (or are missing)."""
+    manifest = read_manifest(files)
+    bad = []
+    for name, expected in manifest["checksums"].items():
+        path = files.source.parent / name
+        if not path.is_file() or sha256(path) != expected:
+            bad.append(name)
+    return bad

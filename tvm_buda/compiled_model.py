@@ -103,9 +103,27 @@ def resolve_config(config: CompilerConfig | None) -> CompilerConfig:
 def compile_model(model, sample_inputs, config: CompilerConfig | None = None, name: str | None = None) -> CompiledModel:
     """Compile a framework model for the buda backend, using `sample_inputs` for shapes and dtypes."""
     from .build import build_imported
+    from .cache import compile_with_cache
     from .frontends.dispatch import import_model
 
     if not isinstance(sample_inputs, (tuple, list)):
         sample_inputs = (sample_inputs,)
-    imported = import_model(model, tuple(sample_inputs), name)
-    return build_imported(imported, resolve_config(config))
+    sample_inputs = tuple(sample_inputs)
+    config = resolve_config(config)
+    name = name or default_model_name(model)
+
+    def cold() -> CompiledModel:
+        return build_imported(import_model(model, sample_inputs, name), config)
+
+    return compile_with_cache(model, sample_inputs, config, name, cold)
+
+
+def default_model_name(model) -> str:
+    """A wrapper's own name, else the model's class name in lower case."""
+    name = getattr(model, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    inner = getattr(model, "framework_module", model)
+    if isinstance(inner, (str, Path)):
+        return Path(inner).stem.split(".")[0] or "model"
+    return type(inner).__name__.lower()

@@ -1,0 +1,40 @@
+"""Every environment variable tvm-buda reads, in one documented registry."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    default: str
+    doc: str
+
+    def get(self) -> str:
+        return os.environ.get(self.name, self.default).strip()
+
+    def get_int(self) -> int:
+        value = self.get()
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"environment variable {self.name}={value!r} must be an integer: {self.doc}") from None
+
+
+ENABLE_TVM_CACHE = EnvVar(
+    "PYBUDA_ENABLE_TVM_CACHE", "0",
+    "1: reuse and store compiled models in the TVM cache; 0: off; -1: clear this model's entry, then store it",
+)
+RELOAD_GENERATED_MODULES = EnvVar(
+    "PYBUDA_RELOAD_GENERATED_MODULES", "0",
+    "1: skip TVM and re-import the existing generated modules (hand edits take effect); "
+    "needs an earlier compile with PYBUDA_ENABLE_TVM_CACHE=1",
+)
+
+REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES)
+
+
+def describe() -> str:
+    return "\n".join(f"{v.name} (default {v.default}): {v.doc}" for v in REGISTRY)
