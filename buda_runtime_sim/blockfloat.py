@@ -20,6 +20,8 @@ magnitude half away from zero, and make Bfp4/Bfp2 by dropping low bits of that r
 Specials (a documented choice, identical in both paths):
 
 - +-0 and float32 denormals encode as +0 (the device flushes denormals); -0 decodes as +0.
+  Decoded magnitudes below float32's normal range (only `_b` shared exponents < 24 allow them)
+  flush to +0 too, so quantize is idempotent.
 - "a" family (5-bit exponent): the shared exponent is re-biased (8-bit - 112) and clamped to
   [0, 31]; values are then rounded on the clamped grid, so blocks above range saturate to
   +-(2**W - 1) * 2**(16 - (W - 1)) (inf and NaN included, keeping their sign) and blocks below
@@ -121,9 +123,10 @@ def decode_blocks(exponents: np.ndarray, codes: np.ndarray, spec: BfpFormat) -> 
     mag = (codes & ((1 << w) - 1)).astype(np.float64)
     with np.errstate(over="ignore"):
         values = np.ldexp(mag, (shared - _F32_BIAS - (w - 1))[..., None]).astype(np.float32)
+    values[values < np.finfo(np.float32).tiny] = 0           # flush, as on input: quantize is idempotent
     if spec.max_exp == 0xFF:
         values[(shared[..., None] == 0xFF) & (mag > (1 << (w - 1)))] = np.nan
-    return np.where((codes >> w) & 1 == 1, -values, values)
+    return np.where(((codes >> w) & 1 == 1) & (values != 0), -values, values)
 
 
 # ---- fast path ---------------------------------------------------------------------------------
@@ -164,17 +167,9 @@ def _tables(spec: BfpFormat) -> _Tables:
     return _Tables(magic, special, threshold.astype(np.uint32), limit)
 
 
-def quantize_blocks(x: np.ndarray, spec: BfpFormat, rounding: str = "host") -> np.ndarray:
-    """Round float32 `x` (size a multiple of BLOCK_SIZE, blocks contiguous) through the format; returns a new array."""
-    check_rounding(rounding)
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    blocks = x.reshape(-1, BLOCK_SIZE)
-    if rounding == "packer" or blocks.size == 0:
-        return decode_blocks(*encode_blocks(blocks, spec, rounding), spec).reshape(x.shape)
-    tables = _tables(spec)
-    flat, bits = x.reshape(-1), x.reshape(-1).view(np.uint32)
-    out = np.empty_like(flat)
-    absmax = np.empty(blocks.shape[0], np.uint32)
+def _round_chunks(flat: np.ndarray, out: np.ndarray, absmax: np.ndarray, tables: _Tables) -> None:
+    """out = (x + M) - M chunk by chunk, M from each block's max |x| (also stored in `absmax`)."""
+    bits = flat.view(np.uint32)
     scratch = np.empty(min(_CHUNK, flat.size), np.uint32)
     for start in range(0, flat.size, _CHUNK):
         stop = min(start + _CHUNK, flat.size)
@@ -185,6 +180,21 @@ def quantize_blocks(x: np.ndarray, spec: BfpFormat, rounding: str = "host") -> n
         magic = np.repeat(tables.magic[m >> _F32_MANT], BLOCK_SIZE)
         np.add(flat[start:stop], magic, out=out[start:stop])
         np.subtract(out[start:stop], magic, out=out[start:stop])
+
+
+def quantize_blocks(x: np.ndarray, spec: BfpFormat, rounding: str = "host") -> np.ndarray:
+    """Round float32 `x` (size a multiple of BLOCK_SIZE, blocks contiguous) through the format; returns a new array."""
+    check_rounding(rounding)
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    blocks = x.reshape(-1, BLOCK_SIZE)
+    if rounding == "packer" or blocks.size == 0:
+        return decode_blocks(*encode_blocks(blocks, spec, rounding), spec).reshape(x.shape)
+    tables = _tables(spec)
+    flat = x.reshape(-1)
+    out = np.empty_like(flat)
+    absmax = np.empty(blocks.shape[0], np.uint32)
+    with np.errstate(invalid="ignore", over="ignore"):     # NaN/inf blocks are redone below
+        _round_chunks(flat, out, absmax, tables)
     result = out.reshape(-1, BLOCK_SIZE)
     exp = absmax >> _F32_MANT
     idx = np.flatnonzero(absmax >= tables.threshold[exp])

@@ -112,7 +112,8 @@ def quantize(array, fmt: DataFormat, rounding: str = "host") -> np.ndarray:
     if fmt == DataFormat.Float32:
         return a
     if fmt in _FLOAT_DTYPES:
-        return a.astype(_FLOAT_DTYPES[fmt]).astype(np.float32)
+        with np.errstate(over="ignore"):          # overflow to inf is the documented behaviour
+            return a.astype(_FLOAT_DTYPES[fmt]).astype(np.float32)
     return _quantize_bfp(a, fmt, rounding)
 
 
@@ -170,7 +171,9 @@ def pack_tiles(array, fmt: DataFormat, rounding: str = "host") -> bytes:
     tiles = _to_tiles(np.asarray(array, dtype=np.float32))
     if fmt in _FLOAT_DTYPES:
         dtype = _FLOAT_DTYPES[fmt]
-        return tiles.astype(dtype).view(f"u{dtype.itemsize}").astype(_WORDS[dtype.itemsize * 8]).tobytes()
+        with np.errstate(over="ignore"):
+            tiles = tiles.astype(dtype)
+        return tiles.view(f"u{dtype.itemsize}").astype(_WORDS[dtype.itemsize * 8]).tobytes()
     spec = BFP_FORMATS[fmt]
     exponents, codes = encode_blocks(tiles.reshape(-1, BLOCK_SIZE), spec, rounding)
     n = tiles.shape[0]
