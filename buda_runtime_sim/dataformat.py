@@ -4,6 +4,15 @@ from enum import IntEnum
 
 
 class _JsonEnum(IntEnum):
+    def __str__(self) -> str:
+        return self.name
+
+    def __format__(self, spec: str) -> str:
+        return format(self.name, spec)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
     def to_json(self) -> str:
         return self.name
 

@@ -73,3 +73,28 @@ class NumericsConfig:
             "fp32_fallback": self.fp32_fallback.name,
             "rules": [repr(r) for r in self.rules],
         }
+
+
+def amp_rules(amp_level: int) -> list[MixedPrecisionRule]:
+    """Automatic mixed precision presets: `amp_level` / PYBUDA_AMP_LEVEL, then PYBUDA_AMP_LIGHT."""
+    from .env import AMP_LEVEL, AMP_LIGHT
+
+    level = AMP_LEVEL.get_int() if AMP_LEVEL.get() else amp_level
+    rules: list[MixedPrecisionRule] = []
+    if level not in (0, 1):
+        raise ValueError(f"amp_level must be 0 or 1, got {level}")
+    if level == 1:
+        rules += [
+            MixedPrecisionRule(output_df=DataFormat.Bfp8_b),
+            MixedPrecisionRule(op_type="Layernorm", output_df=DataFormat.Float16_b),
+            MixedPrecisionRule(op_type="Softmax", output_df=DataFormat.Float16_b),
+            MixedPrecisionRule(op_type="Matmul", math_fidelity=MathFidelity.HiFi2),
+        ]
+    light = AMP_LIGHT.get_int()
+    if light == 1:
+        rules.append(MixedPrecisionRule(op_type="Matmul", input_df=DataFormat.Bfp8, math_fidelity=MathFidelity.HiFi2))
+    elif light == 2:
+        rules.append(MixedPrecisionRule(op_type="Matmul", input_df=DataFormat.Bfp4, math_fidelity=MathFidelity.LoFi))
+    elif light != 0:
+        raise ValueError(f"PYBUDA_AMP_LIGHT must be 0, 1 or 2, got {light}")
+    return rules

@@ -30,7 +30,7 @@ class ModuleGraph:
     constants: dict[str, np.ndarray]      # add_constant, loaded from the same file
     ops: list[OpLine]
     outputs: list[str]
-    arg_roles: list[tuple[str, str]]      # per Relax function parameter: ("input"|"parameter"|"constant", name)
+    arg_roles: list[tuple[str, str, str]]  # per Relax function parameter: (kind, name here, name in the host graph)
     source_ops: list[str] = field(default_factory=list)  # Relax op names, for reports
 
     def signature(self) -> dict:

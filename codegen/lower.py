@@ -29,8 +29,9 @@ def lower_function(
 ) -> ModuleGraph:
     """Lower one function with Codegen="buda".
 
-    arg_bindings: per function parameter, None (a runtime input), ("parameter", hint, value) or
-    ("constant", hint, value) when every call site passes the same known weight or constant.
+    arg_bindings: per function parameter, None (a runtime input), or ("parameter"|"constant", hint,
+    value, source) when every call site passes the same known weight or constant; `source` names
+    it in the host graph ("" for literal constants). Roles are recorded as (kind, name, source).
     """
     return _Lowerer(lower_call).run(func, arg_bindings, module_name, class_name)
 
@@ -51,12 +52,12 @@ class _Lowerer:
             if binding is None:
                 name = self.ns.create_name(param.name)
                 inputs.append(name)
-                roles.append(("input", name))
+                roles.append(("input", name, param.name))
                 env[param] = name
             else:
-                kind, hint, value = binding
+                kind, hint, value, source = binding
                 name = self._add_weight(kind, hint, value)
-                roles.append((kind, name))
+                roles.append((kind, name, source))
                 env[param] = self._reference(kind, name)
         result = self._walk(func, env)
         outputs = result if isinstance(result, list) else [result]

@@ -44,9 +44,9 @@ def call_sites(mod: tvm.IRModule, targets) -> dict:
 def _weight(arg, params: dict):
     value = codegen.tensor_constant(arg)
     if value is not None:
-        return ("constant", "const", value)
+        return ("constant", "const", value, "")
     if isinstance(arg, relax.Var) and arg.name in params:
-        return ("parameter", arg.name.removeprefix("p_"), params[arg.name])
+        return ("parameter", arg.name.removeprefix("p_"), params[arg.name], arg.name)
     return None
 
 
@@ -57,7 +57,7 @@ def _bindings(func: relax.Function, sites: list, params: dict) -> list:
         candidates = [_weight(site[i], params) for site in sites]
         first = candidates[0] if candidates else None
         same = first is not None and all(
-            c is not None and c[0] == first[0] and c[1] == first[1] and np.array_equal(c[2], first[2])
+            c is not None and c[0] == first[0] and c[3] == first[3] and np.array_equal(c[2], first[2])
             for c in candidates[1:]
         )
         out.append(first if same else None)

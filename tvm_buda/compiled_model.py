@@ -61,6 +61,28 @@ class CompiledModel:
         for subgraph, _ in self.subgraphs:
             subgraph.reload()
 
+    # ---- weights ----------------------------------------------------------------------------
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Current weights, by their name in the compiled graph."""
+        return {name: self.imported.params[name] for name in self.weight_names}
+
+    def update_parameters(self, values: dict) -> None:
+        """Replace weights by name, on the host side and in every generated module that holds them."""
+        unknown = sorted(set(values) - set(self.weight_names))
+        if unknown:
+            raise KeyError(f"{self.name}: no parameter(s) {unknown}; parameters are {self.weight_names}")
+        arrays = {k: _host_array(v) for k, v in values.items()}
+        for name, array in arrays.items():
+            current = self.imported.params[name]
+            if array.shape != current.shape:
+                raise ValueError(f"{self.name}: parameter {name} has shape {current.shape}, got {array.shape}")
+            self.imported.params[name] = array.astype(current.dtype, copy=False)
+        self._weights = [tvm.runtime.tensor(np.ascontiguousarray(self.imported.params[n])) for n in self.weight_names]
+        for subgraph, _ in self.subgraphs:
+            for kind, local, source in subgraph.arg_roles:
+                if kind == "parameter" and source in arrays:
+                    subgraph.module.set_parameter(local, arrays[source])
+
     # ---- what went where --------------------------------------------------------------------
     def device_ops(self) -> list[str]:
         """Relax op names that run on the device, in generated-code order."""
@@ -88,6 +110,14 @@ class CompiledModel:
     def __repr__(self) -> str:
         return (f"CompiledModel({self.name!r}, framework={self.framework}, device_subgraphs={self.num_device_subgraphs}, "
                 f"device_ops={len(self.device_ops())}, cpu_ops={len(self.cpu_ops())}, graph_breaks={self.graph_breaks})")
+
+
+def _host_array(value) -> np.ndarray:
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
 
 
 def _flatten(result) -> list[np.ndarray]:

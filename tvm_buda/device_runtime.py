@@ -25,7 +25,7 @@ _lock = threading.Lock()
 class DeviceSubgraph:
     symbol: str
     files: GeneratedFiles
-    arg_roles: list[tuple[str, str]]
+    arg_roles: list[tuple[str, str, str]]   # (kind, name in the module, name in the host graph)
     num_outputs: int
     _module: object = field(default=None, repr=False)
 
@@ -46,8 +46,8 @@ class DeviceSubgraph:
         input_df = ctx.numerics.default_df_override or ctx.numerics.fp32_fallback
         acts = [
             Tensor.from_array(np.from_dlpack(arg), input_df)
-            for arg, (role, _) in zip(ins, self.arg_roles)
-            if role == "input"
+            for arg, (kind, _, _) in zip(ins, self.arg_roles)
+            if kind == "input"
         ]
         results = self.module(*acts)
         results = results if isinstance(results, (tuple, list)) else (results,)

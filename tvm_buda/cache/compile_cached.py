@@ -15,9 +15,9 @@ from typing import Callable
 import filelock
 import tvm
 
+from buda_runtime_sim import env
 from codegen import GeneratedFiles, read_graph
 
-from .. import env
 from ..device_runtime import DeviceSubgraph, register
 from ..frontends.imported import ImportedModel, TensorSpec
 from ..partition_summary import PartitionSummary

@@ -1,4 +1,4 @@
-"""Every environment variable tvm-buda reads, in one documented registry."""
+"""Every environment variable tvm-buda reads, in one documented registry (README lists them)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,16 @@ RELOAD_GENERATED_MODULES = EnvVar(
     "needs an earlier compile with PYBUDA_ENABLE_TVM_CACHE=1",
 )
 
-REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES)
+AMP_LIGHT = EnvVar(
+    "PYBUDA_AMP_LIGHT", "0",
+    "1: matmul weights and biases in Bfp8, matmul fidelity HiFi2; 2: Bfp4 and LoFi",
+)
+AMP_LEVEL = EnvVar(
+    "PYBUDA_AMP_LEVEL", "",
+    "same as set_configuration_options(amp_level=N): 1 = layernorm/softmax in bfloat16, the rest Bfp8_b, matmul HiFi2",
+)
+
+REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL)
 
 
 def describe() -> str:
