@@ -53,7 +53,7 @@ class _Operand:
     """One operand as float32 bits, with its slices cut on demand."""
 
     def __init__(self, x):
-        self.x = np.ascontiguousarray(x, dtype=np.float32)
+        self.x = np.asarray(x, dtype=np.float32)          # views (transposes, broadcasts) are fine
         self.bits = self.x.view(np.uint32)
         self.finite = bool(np.isfinite(self.x).all())
 
@@ -67,7 +67,8 @@ class _Operand:
         """(buffer, full, low): full and low slices stacked on a new `axis` of one buffer, so a
         GEMM over [full | low] needs no copy; low = full - high (or high - full if `negate_low`)."""
         buf = np.empty(self.x.shape[:axis] + (2,) + self.x.shape[axis:], np.float32)
-        full, low = np.moveaxis(buf, axis, 0)
+        stacked = np.moveaxis(buf, axis, 0)
+        full, low = stacked[0, ...], stacked[1, ...]     # views, 0-d arrays for scalars
         np.bitwise_and(self.bits, full_mask, out=full.view(np.uint32))
         np.bitwise_and(self.bits, high_mask, out=low.view(np.uint32))
         with np.errstate(invalid="ignore"):             # inf - inf, cleared below
@@ -99,6 +100,12 @@ def _phase_terms(src_a: _Operand, src_b: _Operand, phases: int) -> list[tuple[np
     return [(a_full, b_full), (a_low, minus_b_low)]
 
 
+def _stacked_inner(op: _Operand, full_mask, high_mask, axis: int, negate_low: bool = False) -> np.ndarray:
+    """The operand with its inner dimension `axis` doubled: full slice first, then low slice."""
+    buf, _, _ = op.split(full_mask, high_mask, axis, negate_low)
+    return buf.reshape(buf.shape[:axis] + (2 * buf.shape[axis + 1],) + buf.shape[axis + 2:])
+
+
 def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
     """Round a float32 result to the accumulation format (float32 returned)."""
     df = DataFormat.parse(accumulate_df)
@@ -117,11 +124,8 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
         ((src_a_part, src_b_part),) = _phase_terms(src_a, src_b, phases)
         return accumulate(np.matmul(src_b_part, src_a_part, dtype=np.float32), accumulate_df)
     # HiFi3 = B' A' - lo(B) lo(A) as one GEMM: [B' | -lo(B)] @ [A' ; lo(A)] over a doubled inner dim.
-    left, _, _ = src_b.split(_TF32, _SRCB_HI, max(src_b.x.ndim - 1, 0), negate_low=True)
-    right, _, _ = src_a.split(_SRCA_FULL, _SRCA_HI, max(src_a.x.ndim - 2, 0))
-    inner = 2 * src_b.x.shape[-1]
-    left = left.reshape(src_b.x.shape[:-1] + (inner,))
-    right = right.reshape((inner,) + src_a.x.shape[1:] if src_a.x.ndim < 2 else src_a.x.shape[:-2] + (inner, src_a.x.shape[-1]))
+    left = _stacked_inner(src_b, _TF32, _SRCB_HI, max(src_b.x.ndim - 1, 0), negate_low=True)
+    right = _stacked_inner(src_a, _SRCA_FULL, _SRCA_HI, max(src_a.x.ndim - 2, 0))
     return accumulate(np.matmul(left, right, dtype=np.float32), accumulate_df)
 
 

@@ -93,6 +93,8 @@ def _round_int(values, spec: _IntFormat) -> np.ndarray:
 
 
 def _quantize_bfp(a: np.ndarray, fmt: DataFormat, rounding: str) -> np.ndarray:
+    if a.size == 0:
+        return a.copy()
     rows = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
     cols = rows.shape[1]
     if cols % BLOCK_SIZE == 0:

@@ -136,7 +136,11 @@ def test_shapes_follow_numpy():
     assert fidelity_matmul(a, b, MF.HiFi3, DF.Float32).shape == (2, 3, 5, 4)
     assert fidelity_matmul(a[0, 0, 0], b, MF.LoFi, DF.Float16_b).shape == (4,)
     assert fidelity_multiply(a, b[:, :1].T, MF.HiFi2).shape == (2, 3, 5, 7)
-    assert fidelity_multiply(np.float32(2), np.float32(3), MF.LoFi) == 6
+    for fidelity in FIDELITIES:
+        assert fidelity_multiply(np.float32(2), np.float32(3), fidelity) == 6
+        assert fidelity_multiply(a.T, 2.0, fidelity).shape == (7, 5, 3, 2)          # non-contiguous view
+    batch = np.broadcast_to(b, (3,) + b.shape)                                      # stride-0 operand
+    assert fidelity_matmul(a[0, 0], batch, MF.HiFi3, DF.Float32).shape == (3, 5, 4)
 
 
 @pytest.mark.parametrize("fidelity", FIDELITIES)

@@ -51,6 +51,16 @@ def test_packed_size_is_tiles_times_tile_bytes(fmt):
     assert len(pack_tiles(np.ones(5, np.float32), fmt)) == SIZES[fmt]
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("shape", [(), (7,), (0, 5), (5, 0), (2, 3, 37), (33, 65)])
+def test_any_shape_round_trips_through_tile_bytes(fmt, shape):
+    x = (np.random.default_rng(7).standard_normal(shape) * 50).astype(np.float32)
+    q = quantize(x, fmt)
+    assert q.shape == x.shape and q.dtype == np.float32
+    assert_same_bits(unpack_tiles(pack_tiles(x, fmt), fmt, shape), q)
+    assert_same_bits(quantize(q, fmt), q)                       # idempotent
+
+
 def test_invalid_inputs_raise():
     with pytest.raises(ValueError):
         tile_bytes(DF.Invalid)
