@@ -1,0 +1,113 @@
+"""Estimated throughput of reference workloads on gs_e150 and wh_n150 (Bfp8_b, LoFi), shapes only.
+
+    python benchmarks/perf_estimates.py [--only resnet] [--boards gs_e150 wh_n150] [--epochs]
+
+Models are built from configs on the meta device (transformers for BERT/ViT, benchmarks/
+cnn_models.py for the CNNs), traced with torch.export, and estimated with buda_runtime_sim.perf.
+Nothing is computed and no weights are downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cnn_models import MobileNetV1, MobileNetV2, ResNet50  # noqa: E402
+from torch_op_graph import op_graph_from_torch  # noqa: E402
+
+from buda_runtime_sim.dataformat import DataFormat, MathFidelity  # noqa: E402
+from buda_runtime_sim.perf import BOARDS, PlacementConfig, estimate  # noqa: E402
+from buda_runtime_sim.perf.costs import peak_tflops  # noqa: E402
+
+DATA_FORMAT, FIDELITY = DataFormat.Bfp8_b, MathFidelity.LoFi
+DEFAULT_BOARDS = ("gs_e150", "wh_n150")
+
+
+def bert_large_encoder():
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+    return BertModel(config).encoder
+
+
+def vit_base():
+    from transformers import ViTConfig, ViTModel
+
+    return ViTModel(ViTConfig(), add_pooling_layer=False)   # ViT-Base/16: 12 layers, 768 wide, 224x224
+
+
+@dataclass(frozen=True)
+class Workload:
+    key: str
+    title: str
+    build: Callable
+    sample_shape: tuple          # one sample, batch dim 1
+    microbatches: tuple
+
+
+WORKLOADS = (
+    Workload("bert", "BERT-Large encoder, seq 384", bert_large_encoder, (1, 384, 1024), (64,)),
+    Workload("resnet", "ResNet-50 224x224", ResNet50, (1, 3, 224, 224), (256,)),
+    Workload("mobilenetv1", "MobileNetV1 224x224", MobileNetV1, (1, 3, 224, 224), (128, 256)),
+    Workload("mobilenetv2", "MobileNetV2 224x224", MobileNetV2, (1, 3, 224, 224), (128, 256)),
+    Workload("vit", "ViT-Base/16 224x224", vit_base, (1, 3, 224, 224), (64,)),
+)
+# Published samples/s for exactly these settings, keyed (workload key, board, microbatch):
+# (figure, source). None are known to us offline, so every row prints "no reference".
+REFERENCES: dict = {}
+
+
+def trace(workload: Workload):
+    with torch.device("meta"):
+        model = workload.build().eval()
+    return op_graph_from_torch(model, [workload.sample_shape], workload.title, DATA_FORMAT, FIDELITY)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help=f"workload keys: {[w.key for w in WORKLOADS]}")
+    parser.add_argument("--boards", nargs="*", default=list(DEFAULT_BOARDS), choices=sorted(BOARDS))
+    parser.add_argument("--epochs", action="store_true", help="print each estimate's epoch summary")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    chosen = [w for w in WORKLOADS if not args.only or w.key in args.only]
+    print(f"Estimated throughput, {DATA_FORMAT.name} / {FIDELITY.name}, per-sample shapes streamed through "
+          "each epoch (buda_runtime_sim.perf)\n")
+    header = (f"{'workload':<30} {'mb':>4} {'board':<8} {'samples/s':>11} {'epochs':>6} {'util':>6} "
+              f"{'TFLOPS':>7}  reference")
+    print(header)
+    print("-" * len(header))
+    for workload in chosen:
+        started = time.perf_counter()
+        graph = trace(workload)
+        for microbatch in workload.microbatches:
+            for board in args.boards:
+                report = estimate(graph, PlacementConfig(board), microbatch)
+                ref = REFERENCES.get((workload.key, board, microbatch))
+                ref_text = f"{ref[0]:,} ({ref[1]})" if ref else "no reference"
+                print(f"{workload.title:<30} {microbatch:>4} {board:<8} {report.samples_per_second:>11,.1f} "
+                      f"{len(report.epochs):>6} {100 * report.math_utilisation:>5.1f}% {report.tflops:>7.1f}  {ref_text}")
+                if args.epochs:
+                    print(report.summary() + "\n")
+        print(f"{'':<30} ({len(graph.ops)} ops, traced and estimated in {time.perf_counter() - started:.1f} s)")
+    print("\nSanity: matrix-unit peak of the model vs published peak TFLOPS (spec/perf_model.md)")
+    for board in args.boards:
+        b = BOARDS[board]
+        model = ", ".join(f"{f.name} {peak_tflops(b, f.phases):.0f}" for f in (MathFidelity.LoFi, MathFidelity.HiFi2,
+                                                                              MathFidelity.HiFi4))
+        published = ", ".join(f"{k} {v}" for k, v in b.published_tflops.items())
+        print(f"  {board}: model {model}  |  published {published}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

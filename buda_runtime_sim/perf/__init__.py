@@ -1,0 +1,57 @@
+"""The performance model: how fast a graph of device ops would run on a Tenstorrent board.
+
+Static and explainable: it reads op shapes, data formats and math fidelities, never executes
+numerics. Hardware figures: spec/perf_model.md. Everything below is per *run*, i.e. one pass of
+the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
+
+1. Boards (boards.py). gs_e75, gs_e150, wh_n150, wh_n300: arch, chips, a grid of worker cores
+   (rows x columns), clock, L1, DRAM bandwidth. A chip has 10 worker rows at NoC rows 1-5 and
+   7-11; `harvested_rows` lists the fused-off ones (validated) and shrinks the grid.
+
+2. Ops to tiles (costs.py). Only the last two dims are tiled (32x32). Each op becomes a
+   Geometry: z slices, rt row tiles and ct column tiles of its work matrix, kt inner tiles (or
+   kernel taps). A conv is a matmul on the im2col matrix [Ho*Wo, Cin/g*kh*kw] x [.., Cout];
+   a depthwise conv and a pool are per-tap eltwise work on [Ho*Wo, C]. A grid of r x c cores
+   splits rt over rows and ct over columns: a core owns z*ceil(rt/r)*ceil(ct/c) output tiles.
+
+3. Cycles of an op on a grid = max(math, bytes read, bytes written) for one core, because
+   reading, math and writing are double-buffered and overlap.
+   - math: matmul/conv tile products x kt x fidelity phases x 16 cycles (Wormhole) or 32
+     (Grayskull); add/sub 8 cycles a tile, multiply 8 x phases; reduce 4; SFPU functions
+     32 passes x instructions (exp fitted to 1771 cycles a tile; others estimated relative to
+     it); softmax and layernorm as the sum of the steps they decompose into.
+   - data: tiles the core reads/writes x bytes per tile of the op's data format (Bfp8 1088,
+     Float16 2048, ...) / 32 bytes a cycle (one NoC link). Weights of matmuls/convs stay in L1
+     if a core's share fits half of L1 (loaded once per epoch), otherwise they stream per run.
+   Transposes/reshapes take no cores (applied on edges); ops on weights only are folded.
+
+4. Balancer and placer (balancer.py, placer.py). For a target stage time T each op takes the
+   fewest cores reaching T (or its fastest grid); ops are shelf-packed onto the core grid in
+   schedule order; a full grid, a new device program or `set_epoch_break` starts a new epoch.
+   `override_op_size` pins a grid; `place_on_one_row` allows only 1 x c grids. The T giving
+   the smallest total time is kept.
+
+5. Epochs (epochs.py). An epoch is a pipeline all runs of the microbatch stream through:
+       epoch cycles = switch + prologue + fill + (runs - 1) x stage
+   stage = slowest op, or the DRAM traffic of tensors crossing the epoch boundary if slower;
+   fill = the longest producer chain for the first run; prologue = resident weights loaded
+   from DRAM; switch = EPOCH_SWITCH_CYCLES (an assumption).
+
+6. Overall (estimate.py). time = sum of epoch cycles / clock + host transfers, where every
+   device program's inputs cross PCIe at 24 GB/s and its outputs come back at 11 GB/s, once
+   per run; each graph break adds such a round trip. samples/s = microbatch / time. Math
+   utilisation = matrix-unit cycles the logical (unpadded) MACs need / (all cores x device
+   cycles).
+
+Left out: NoC congestion, hops and reblocking between mismatched grids, fork-join buffering,
+L1 capacity for activations, t-streaming, op fusion, host compute time, chip-to-chip links.
+"""
+
+from .boards import BOARDS, HARVESTABLE_ROWS, Board, get_board
+from .config import PlacementConfig
+from .estimate import estimate
+from .ops import HostTransfer, OpGraph, PerfOp
+from .report import EpochRow, OpRow, PerfReport, TransferRow
+
+__all__ = ["BOARDS", "HARVESTABLE_ROWS", "Board", "EpochRow", "HostTransfer", "OpGraph", "OpRow", "PerfOp",
+           "PerfReport", "PlacementConfig", "TransferRow", "estimate", "get_board"]

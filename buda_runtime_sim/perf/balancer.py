@@ -1,0 +1,83 @@
+"""The balancer: a grid shape per op, chosen so that each epoch's ops run at about the same speed.
+
+An epoch runs at its slowest op, so cores given to an op faster than that are wasted. The
+balancer therefore tries a range of target stage times T. For each T every op takes the
+smallest grid (fewest cores) that reaches T, or its fastest grid if none does; the placer packs
+the ops into epochs and the epochs are costed. The T with the smallest total wins. Small T
+means fast but big ops and many epochs; large T few epochs of slow ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import PlacementConfig
+from .epochs import EpochCost, epoch_costs
+from .placer import Placement, place
+from .prepare import PreparedGraph, PreparedOp
+
+TARGETS = 48   # stage-time targets tried, spaced geometrically between the fastest and slowest op
+
+
+@dataclass
+class _Frontier:
+    """An op's useful grids: fewer cores never faster; sorted by cores, cycles strictly falling."""
+
+    grids: list[tuple[int, int]]
+    cycles: np.ndarray
+
+    @classmethod
+    def of(cls, op: PreparedOp) -> "_Frontier":
+        rows, cols = np.nonzero(op.allowed)
+        if rows.size == 0:
+            raise ValueError(f"op {op.name!r}: no grid shape is allowed on this board")
+        cycles = op.table.cycles[rows, cols]
+        cores = (rows + 1) * (cols + 1)
+        order = np.lexsort((cycles, cores))
+        grids, kept = [], []
+        for i in order:
+            if not kept or cycles[i] < kept[-1]:
+                grids.append((int(rows[i]) + 1, int(cols[i]) + 1))
+                kept.append(float(cycles[i]))
+        return cls(grids, np.asarray(kept))
+
+    def pick(self, target: float) -> tuple[int, int]:
+        """The fewest-cores grid at or under `target` cycles; the fastest grid if none is."""
+        index = int(np.searchsorted(-self.cycles, -target, side="left"))
+        return self.grids[min(index, len(self.grids) - 1)]
+
+
+@dataclass
+class Plan:
+    placements: list[Placement]
+    epochs: list[EpochCost]
+    target_cycles: float
+
+    @property
+    def total_cycles(self) -> float:
+        return sum(e.total_cycles for e in self.epochs)
+
+
+def balance(prepared: PreparedGraph, config: PlacementConfig, runs: int) -> Plan:
+    ops = prepared.placed
+    if not ops:
+        return Plan([], [], 0.0)
+    frontiers = [_Frontier.of(op) for op in ops]
+    best = None
+    for target in _targets(frontiers):
+        schedule = [(op.name, f.pick(target), op.op.subgraph) for op, f in zip(ops, frontiers)]
+        placements = place(schedule, prepared.board, config.epoch_breaks)
+        plan = Plan(placements, epoch_costs(prepared, placements, runs), target)
+        if best is None or plan.total_cycles < best.total_cycles:
+            best = plan
+    return best
+
+
+def _targets(frontiers: list[_Frontier]) -> list[float]:
+    fastest = [float(f.cycles[-1]) for f in frontiers]
+    slowest = [float(f.cycles[0]) for f in frontiers]
+    low, high = min(fastest), max(max(slowest), min(fastest))
+    spread = np.geomspace(max(low, 1e-9), max(high, 1e-9), TARGETS)
+    return sorted(set(spread.tolist()) | {max(fastest)})

@@ -1,0 +1,233 @@
+"""Cycles of one op on an r x c grid of cores, for every grid shape at once (numpy arrays).
+
+Each op is first reduced to a tile Geometry: z slices (batch, heads, conv groups) of a work
+matrix of rt x ct tiles, plus kt inner tiles (matmul/conv) or kernel taps (pool/depthwise).
+Slices are laid side by side along the columns (as PyBuda's hslice/hstack do), so an r x c grid
+gives each core ceil(rt/r) row tiles of ceil(z*ct/c) column tiles, touching ceil(z/c) slices.
+Its math cycles come from per-tile costs, its data cycles from the bytes it must read or write
+at NOC_BYTES_PER_CYCLE. Reading, math and writing overlap (double buffering), so the op takes
+the largest of the three.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..constants import TILE_DIM, TILE_SIZE
+from ..enums import BackendDevice
+from ..formats import tile_bytes
+from . import ops as K
+from .boards import NOC_BYTES_PER_CYCLE, Board
+from .ops import PerfOp, ceil_tiles, tensor_tiles, tile_dims
+
+# ---- per-tile costs (spec/perf_model.md) ------------------------------------------------------
+# One 32x32x32 tile product per fidelity phase: Wormhole does 8x16 @ 16x16 per cycle, Grayskull 4x16 @ 16x16.
+MATMUL_CYCLES_PER_TILE_PHASE = {BackendDevice.Wormhole_B0: 16, BackendDevice.Grayskull: 32}
+TILE_MACS = TILE_DIM ** 3
+ELTWISE_CYCLES_PER_TILE = TILE_SIZE // (8 * 16)     # add/sub/mul: 8x16 values per cycle (mul x phases)
+REDUCE_CYCLES_PER_TILE = TILE_SIZE // (16 * 16)     # 16x16 values per cycle
+SFPU_LANES = 32
+SFPU_PASSES_PER_TILE = TILE_SIZE // SFPU_LANES      # one vector pass per 32 values
+EXP_CYCLES_PER_TILE = 1771                          # fitted backend model (Wormhole exp, precise)
+# Instructions per SFPU pass. Exp is derived from the fitted figure; the others are estimates:
+# transcendental-like functions cost about an exp, Newton-iteration functions about half, and
+# clamps a couple of instructions.
+SFPU_INSTRUCTIONS = {
+    "Exp": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
+    "Gelu": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
+    "Sigmoid": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
+    "Silu": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
+    "Tanh": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
+    "Log": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
+    "Reciprocal": 24, "Sqrt": 24,
+    "Relu": 1, "Abs": 1, "Relu6": 2, "Clip": 2, "LeakyRelu": 2,
+}
+# L1 share a core may spend on resident weights (the rest buffers activations); weights that do
+# not fit are re-read from DRAM/NoC every run instead.
+WEIGHT_L1_FRACTION = 0.5
+
+
+def sfpu_cycles_per_tile(op_type: str) -> float:
+    return SFPU_PASSES_PER_TILE * SFPU_INSTRUCTIONS.get(op_type, 1)
+
+
+SOFTMAX_TILE_OPS = 2 * REDUCE_CYCLES_PER_TILE + ELTWISE_CYCLES_PER_TILE    # max, sum; subtract max
+LAYERNORM_TILE_OPS = 2 * REDUCE_CYCLES_PER_TILE + 2 * ELTWISE_CYCLES_PER_TILE  # mean, var; subtract, add beta
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """An op reduced to tiles. A grid splits rt over its rows and ct over its columns."""
+
+    kind: str
+    z: int                     # slices every core streams through (batch, heads, conv groups)
+    rt: int                    # row tiles of the work matrix
+    ct: int                    # column tiles of the work matrix
+    kt: int = 1                # inner-dim tiles (matmul/conv) or kernel taps (pool/depthwise)
+    act_inputs: int = 1        # activation operands streaming in (eltwise)
+    a_streamed: bool = True    # matmul left operand is an activation
+    b_streamed: bool = True    # matmul right operand is an activation
+    weight_tiles: int = 0      # parameter tiles held by the op (all cores together)
+    weight_axis: str = "c"     # weights split over grid columns ("c") or rows ("r")
+    out_tiles: int = 0         # output tiles (all cores together)
+    macs: int = 0              # logical multiply-accumulates of matmul/conv (utilisation)
+
+    @property
+    def max_grid(self) -> tuple[int, int]:
+        """The largest useful grid: one row tile and one column tile per core."""
+        return self.rt, self.z * self.ct
+
+
+def geometry(op: PerfOp, weights) -> Geometry:
+    """Reduce an op to tiles; `weights` are value names held on the device (parameters)."""
+    kind = op.kind
+    is_weight = [name in weights for name in op.inputs] + [False] * (len(op.input_shapes) - len(op.inputs))
+    if kind == K.MATMUL:
+        return _matmul_geometry(op, is_weight)
+    if kind == K.CONV:
+        return _conv_geometry(op)
+    if kind == K.POOL:
+        return _pool_geometry(op)
+    shape = op.input_shapes[0] if kind == K.REDUCE else op.output_shape
+    z, rt, ct = tile_dims(shape)
+    acts = 1 if kind in (K.MOVE, K.REDUCE, K.SOFTMAX, K.LAYERNORM, K.SFPU) else max(1, is_weight.count(False))
+    weight_tiles = sum(tensor_tiles(s) for s, w in zip(op.input_shapes, is_weight) if w)
+    return Geometry(kind, z, rt, ct, act_inputs=acts, weight_tiles=weight_tiles, out_tiles=tensor_tiles(op.output_shape))
+
+
+def _matmul_geometry(op: PerfOp, is_weight: list[bool]) -> Geometry:
+    a, b = (tuple(s) for s in op.input_shapes[:2])
+    m = a[-2] if len(a) >= 2 else 1
+    k = a[-1]
+    n = b[-1] if len(b) >= 2 else 1
+    z = max(1, math.prod(op.output_shape) // (m * n))
+    a_weight, b_weight = is_weight[0], is_weight[1]
+    weight = b if b_weight else a if a_weight else ()
+    return Geometry(K.MATMUL, z, ceil_tiles(m), ceil_tiles(n), ceil_tiles(k), a_streamed=not a_weight,
+                    b_streamed=not b_weight, weight_tiles=tensor_tiles(weight) if weight else 0,
+                    weight_axis="r" if a_weight and not b_weight else "c",
+                    out_tiles=tensor_tiles(op.output_shape), macs=z * m * k * n)
+
+
+def _nchw(shape, channel_last: bool) -> tuple[int, int, int, int]:
+    n, *rest = (int(d) for d in shape)
+    if channel_last:
+        h, w, c = rest
+        return n, c, h, w
+    c, h, w = rest
+    return n, c, h, w
+
+
+def _conv_geometry(op: PerfOp) -> Geometry:
+    channel_last = bool(op.attrs.get("channel_last", False))
+    n, cin, _, _ = _nchw(op.input_shapes[0], channel_last)
+    cout, cin_g, kh, kw = (int(d) for d in op.input_shapes[1])
+    _, _, ho, wo = _nchw(op.output_shape, channel_last)
+    groups = max(1, cin // cin_g)
+    rt, taps = ceil_tiles(ho * wo), kh * kw
+    macs = n * ho * wo * cin_g * taps * cout
+    if groups > 1 and groups == cin:  # depthwise: per-channel taps on the FPU, not a matmul
+        ct = ceil_tiles(cout)
+        return Geometry(K.DEPTHWISE, n, rt, ct, taps, weight_tiles=taps * ct, out_tiles=n * rt * ct, macs=macs)
+    kt, ct = ceil_tiles(cin_g * taps), ceil_tiles(cout // groups)
+    return Geometry(K.CONV, n * groups, rt, ct, kt, b_streamed=False, weight_tiles=groups * kt * ct,
+                    out_tiles=n * groups * rt * ct, macs=macs)
+
+
+def _pool_geometry(op: PerfOp) -> Geometry:
+    channel_last = bool(op.attrs.get("channel_last", False))
+    n, c, h, w = _nchw(op.input_shapes[0], channel_last)
+    _, _, ho, wo = _nchw(op.output_shape, channel_last)
+    kernel = op.attrs.get("kernel_size")
+    if kernel is None:
+        taps = math.ceil(h / ho) * math.ceil(w / wo)
+    else:
+        taps = math.prod(kernel) if isinstance(kernel, (list, tuple)) else int(kernel) ** 2
+    rt, ct = ceil_tiles(ho * wo), ceil_tiles(c)
+    return Geometry(K.POOL, n, rt, ct, taps, out_tiles=n * rt * ct)
+
+
+@dataclass
+class GridCycles:
+    """Per grid shape (arrays shaped like r and c broadcast): cycles per run and their parts."""
+
+    cycles: np.ndarray
+    math: np.ndarray
+    data: np.ndarray
+    weights_resident: np.ndarray
+
+
+def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c) -> GridCycles:
+    """Cycles for one run of `op` on grids r x c (numpy arrays, broadcast together)."""
+    r, c = np.broadcast_arrays(np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64))
+    mr = -(-geom.rt // r)               # row tiles per core
+    nc = -(-(geom.z * geom.ct) // c)    # column tiles per core, across slices
+    nz = -(-geom.z // c)                # slices a core touches
+    tiles = mr * nc
+    phases = op.math_fidelity.phases
+    act_bytes = tile_bytes(op.data_format)
+    weight_bytes = tile_bytes(op.weight_format or op.data_format)
+    split = c if geom.weight_axis == "c" else r
+    resident = -(-geom.weight_tiles // split) * weight_bytes <= board.l1_bytes * WEIGHT_L1_FRACTION
+    math_cycles = _math_cycles(op, geom, board, tiles, mr * nz, phases)
+    in_tiles, out_tiles = _io_tiles(geom, tiles, mr, nc, nz, r, c)
+    streamed_weights = np.where(resident, 0, -(-geom.weight_tiles // split))
+    in_bytes = in_tiles * act_bytes + streamed_weights * weight_bytes
+    data = np.maximum(in_bytes, out_tiles * act_bytes) / NOC_BYTES_PER_CYCLE
+    return GridCycles(np.maximum(math_cycles, data), math_cycles, data, resident)
+
+
+def _math_cycles(op: PerfOp, geom: Geometry, board: Board, tiles, tile_rows, phases) -> np.ndarray:
+    """tiles: output tiles per core; tile_rows: rows of tiles per core (slices x row tiles)."""
+    kind = geom.kind
+    if kind in (K.MATMUL, K.CONV):
+        return tiles * geom.kt * MATMUL_CYCLES_PER_TILE_PHASE[board.arch] * phases
+    if kind == K.DEPTHWISE:  # multiply (fidelity phases) and accumulate per tap
+        return tiles * geom.kt * ELTWISE_CYCLES_PER_TILE * (phases + 1)
+    if kind == K.POOL:
+        return tiles * geom.kt * ELTWISE_CYCLES_PER_TILE
+    if kind == K.BINARY:
+        return tiles * ELTWISE_CYCLES_PER_TILE
+    if kind == K.MULTIPLY:
+        return tiles * ELTWISE_CYCLES_PER_TILE * phases
+    if kind == K.SFPU:
+        return tiles * sfpu_cycles_per_tile(op.op_type)
+    if kind == K.REDUCE:
+        return tiles * REDUCE_CYCLES_PER_TILE
+    if kind == K.SOFTMAX:  # max, subtract, exp, sum, multiply by 1/sum (one reciprocal per row)
+        per_tile = SOFTMAX_TILE_OPS + sfpu_cycles_per_tile("Exp") + ELTWISE_CYCLES_PER_TILE * phases
+        return tiles * per_tile + tile_rows * sfpu_cycles_per_tile("Reciprocal")
+    if kind == K.LAYERNORM:  # mean, subtract, square, var, 1/sqrt per row, scale, gamma, beta
+        per_tile = LAYERNORM_TILE_OPS + 3 * ELTWISE_CYCLES_PER_TILE * phases
+        per_row = sfpu_cycles_per_tile("Sqrt") + sfpu_cycles_per_tile("Reciprocal")
+        return tiles * per_tile + tile_rows * per_row
+    return np.zeros_like(tiles, dtype=np.float64)  # MOVE: packing and unpacking only
+
+
+def _io_tiles(geom: Geometry, tiles, mr, nc, nz, r, c):
+    kind = geom.kind
+    if kind in (K.MATMUL, K.CONV):
+        a = nz * mr * geom.kt if geom.a_streamed else 0
+        b = geom.kt * nc if geom.b_streamed else 0
+        return a + b, tiles
+    if kind in (K.DEPTHWISE, K.POOL):  # each output tile gathers one input tile per tap
+        return tiles * geom.kt, tiles
+    if kind == K.REDUCE:
+        return tiles, -(-geom.out_tiles // (r * c))
+    return tiles * geom.act_inputs, tiles
+
+
+def useful_math_cycles(op: PerfOp, geom: Geometry, board: Board) -> float:
+    """Matrix-unit cycles the op's logical (unpadded) MACs need: the numerator of utilisation."""
+    if geom.kind not in (K.MATMUL, K.CONV):
+        return 0.0
+    return geom.macs / TILE_MACS * MATMUL_CYCLES_PER_TILE_PHASE[board.arch] * op.math_fidelity.phases
+
+
+def peak_tflops(board: Board, phases: int = 1) -> float:
+    """Matrix-unit peak of the whole board at a fidelity: every core multiplying full tiles."""
+    macs_per_cycle = TILE_MACS / (MATMUL_CYCLES_PER_TILE_PHASE[board.arch] * phases)
+    return 2 * macs_per_cycle * board.cores * board.clock_hz / 1e12

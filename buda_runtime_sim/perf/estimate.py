@@ -1,0 +1,71 @@
+"""estimate(): an OpGraph on a board -> a PerfReport (balance, place, cost epochs, add host transfers)."""
+
+from __future__ import annotations
+
+import math
+
+from .balancer import balance
+from .boards import PCIE_D2H_BYTES_PER_S, PCIE_H2D_BYTES_PER_S
+from .config import PlacementConfig
+from .ops import OpGraph, is_known, tensor_tiles
+from .prepare import EDGE_TM, FOLDED, PLACED, prepare
+from .report import EpochRow, OpRow, PerfReport, TransferRow
+
+PCIE_BYTES_PER_S = {"h2d": PCIE_H2D_BYTES_PER_S, "d2h": PCIE_D2H_BYTES_PER_S}
+NOTES = {EDGE_TM: "tm on edge", FOLDED: "constant-folded"}
+
+
+def estimate(graph: OpGraph, config: PlacementConfig | None = None, microbatch: int | None = None) -> PerfReport:
+    """Estimate throughput of `graph` at `microbatch` samples (default: one run's samples)."""
+    config = config or PlacementConfig()
+    board = config.board()
+    microbatch = int(microbatch or graph.samples_per_run)
+    if microbatch < 1:
+        raise ValueError(f"microbatch must be at least 1, got {microbatch}")
+    runs = math.ceil(microbatch / graph.samples_per_run)
+    prepared = prepare(graph, board, config)
+    plan = balance(prepared, config, runs)
+    placed = {pl.op: pl for pl in plan.placements}
+    epoch_rows = [_epoch_row(e, board, microbatch, runs) for e in plan.epochs]
+    transfers = [TransferRow(t.label, t.direction, t.bytes, runs * t.bytes / PCIE_BYTES_PER_S[t.direction])
+                 for t in graph.transfers]
+    device_cycles = sum(e.total_cycles for e in plan.epochs)
+    device_seconds = device_cycles / board.clock_hz
+    transfer_seconds = sum(t.seconds for t in transfers)
+    total = device_seconds + transfer_seconds
+    useful = sum(e.useful_math_cycles for e in plan.epochs) * runs
+    macs = sum(p.geom.macs for p in prepared.placed) * runs
+    return PerfReport(
+        model=graph.name, board=board, config=config, microbatch=microbatch, samples_per_run=graph.samples_per_run,
+        runs=runs, ops=[_op_row(p, placed.get(p.name)) for p in prepared.ops], epochs=epoch_rows,
+        transfers=transfers, graph_breaks=graph.graph_breaks, device_seconds=device_seconds,
+        transfer_seconds=transfer_seconds, samples_per_second=microbatch / total if total else float("inf"),
+        math_utilisation=useful / (board.cores * device_cycles) if device_cycles else 0.0,
+        tflops=2 * macs / total / 1e12 if total else 0.0)
+
+
+def _op_row(p, placement) -> OpRow:
+    op = p.op
+    row = OpRow(op.name, op.op_type, op.kind if p.role == PLACED else p.role, None, tensor_tiles(op.output_shape),
+                op.data_format.name, op.math_fidelity.name, note=NOTES.get(p.role, ""))
+    if placement is None:
+        return row
+    r, c = placement.grid
+    row.grid, row.epoch, row.chip, row.row, row.col = placement.grid, placement.epoch, placement.chip, placement.row, placement.col
+    row.cycles = float(p.table.cycles[r - 1, c - 1])
+    row.math_cycles = float(p.table.math[r - 1, c - 1])
+    row.data_cycles = float(p.table.data[r - 1, c - 1])
+    row.bound = "math" if row.math_cycles >= row.data_cycles else "data"
+    if not p.table.weights_resident[r - 1, c - 1]:
+        row.note = "weights streamed"
+    elif not is_known(op.op_type):
+        row.note = "unknown op: costed as data movement"
+    return row
+
+
+def _epoch_row(e, board, microbatch: int, runs: int) -> EpochRow:
+    seconds = e.total_cycles / board.clock_hz
+    busy = board.cores * e.total_cycles
+    return EpochRow(e.index, e.subgraph, len(e.ops), e.chips, e.cores, e.slowest_op, e.slowest_op_cycles,
+                    e.dram_cycles, e.stage_cycles, e.fill_cycles, e.prologue_cycles, e.switch_cycles,
+                    e.total_cycles, seconds, microbatch / seconds, e.useful_math_cycles * runs / busy)

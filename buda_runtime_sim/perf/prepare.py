@@ -1,0 +1,107 @@
+"""From an OpGraph to what the balancer needs: which ops take cores, who feeds whom, and each
+placed op's cycles on every grid shape of the board.
+
+Ops whose inputs are all weights are constant-folded (they run once, at compile time). Tensor
+manipulations (transpose, reshape, ...) take no cores: PyBuda applies them on the edges while
+data moves, so a consumer of a TM reads straight from the op that produced the TM's input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..formats import tile_bytes
+from . import ops as K
+from .boards import Board
+from .config import PlacementConfig, lookup
+from .costs import Geometry, GridCycles, geometry, grid_cycles, useful_math_cycles
+from .ops import OpGraph, PerfOp, tensor_bytes
+
+PLACED, EDGE_TM, FOLDED = "placed", "tm", "folded"
+
+
+@dataclass
+class PreparedOp:
+    op: PerfOp
+    role: str
+    geom: Geometry | None = None
+    table: GridCycles | None = None          # arrays shaped (grid rows, grid cols); [r-1, c-1] is grid r x c
+    allowed: np.ndarray | None = None        # grid shapes the balancer may pick
+    producers: list[str] = field(default_factory=list)  # placed ops feeding this one
+    useful_math: float = 0.0                 # for utilisation, per run
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    def cycles(self, grid: tuple[int, int]) -> float:
+        return float(self.table.cycles[grid[0] - 1, grid[1] - 1])
+
+    def output_bytes(self, fmt=None) -> int:
+        return tensor_bytes(self.op.output_shape, fmt or self.op.data_format)
+
+    def weight_bytes(self) -> int:
+        return self.geom.weight_tiles * tile_bytes(self.op.weight_format or self.op.data_format)
+
+
+@dataclass
+class PreparedGraph:
+    graph: OpGraph
+    board: Board
+    ops: list[PreparedOp]
+    consumers: dict[str, list[str]]          # placed op -> placed ops reading its output
+
+    @property
+    def placed(self) -> list[PreparedOp]:
+        return [p for p in self.ops if p.role == PLACED]
+
+    def by_name(self) -> dict[str, PreparedOp]:
+        return {p.name: p for p in self.ops}
+
+
+def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGraph:
+    weights = set(graph.weights)
+    source: dict[str, str] = {}              # value name -> placed op producing it (through TMs)
+    prepared = []
+    grid_r = np.arange(1, board.grid_rows + 1)[:, None]
+    grid_c = np.arange(1, board.grid_cols + 1)[None, :]
+    for op in graph.ops:
+        activations = [name for name in op.inputs if name not in weights]
+        if not activations and (op.inputs or not op.input_shapes):
+            weights.add(op.value)
+            prepared.append(PreparedOp(op, FOLDED))
+            continue
+        producers = list(dict.fromkeys(source[n] for n in activations if n in source))
+        if op.kind == K.TM:
+            if activations and activations[0] in source:
+                source[op.value] = source[activations[0]]
+            prepared.append(PreparedOp(op, EDGE_TM, producers=producers))
+            continue
+        geom = geometry(op, weights)
+        table = grid_cycles(op, geom, board, grid_r, grid_c)
+        allowed = _allowed_grids(op.name, geom, board, config, grid_r, grid_c)
+        prepared.append(PreparedOp(op, PLACED, geom, table, allowed, producers, useful_math_cycles(op, geom, board)))
+        source[op.value] = op.name
+    consumers: dict[str, list[str]] = {p.name: [] for p in prepared if p.role == PLACED}
+    for p in prepared:
+        if p.role == PLACED:
+            for producer in p.producers:
+                consumers[producer].append(p.name)
+    return PreparedGraph(graph, board, prepared, consumers)
+
+
+def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementConfig, grid_r, grid_c) -> np.ndarray:
+    override = lookup(config.op_sizes, name)
+    if override is not None:
+        r, c = override
+        if r > board.grid_rows or c > board.grid_cols:
+            raise ValueError(f"override_op_size({name!r}, {(r, c)}) does not fit the {board.name} core grid "
+                             f"{board.grid_rows}x{board.grid_cols}")
+        return (grid_r == r) & (grid_c == c)
+    max_r, max_c = geom.max_grid
+    allowed = (grid_r <= max_r) & (grid_c <= max_c)
+    if config.place_on_one_row:
+        allowed &= grid_r == 1
+    return allowed
