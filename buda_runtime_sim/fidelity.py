@@ -9,9 +9,9 @@ mantissa bits of float32 are truncated). Slices, cut by bit position on the floa
 - SrcB: hi = hidden one + bits 22..17, lo = the rest of TF32 (bits 16..13).
 
 Phases: 0 = hi(A) x hi(B), 1 = lo(A) x hi(B), 2 = hi(A) x lo(B), 3 = lo(A) x lo(B); LoFi runs
-phase 0, HiFi2 0-1, HiFi3 0-2, HiFi4 0-3. Sums of phases are re-associated so that each fidelity
-costs one float32 GEMM (HiFi3's two terms share one GEMM over a doubled inner dimension; every
-partial product is exact in float32):
+phase 0, HiFi2 0-1, HiFi3 0-2, HiFi4 0-3. Sums of phases are re-associated (every partial product
+is exact in float32) so LoFi, HiFi2 and HiFi4 cost one float32 GEMM each and HiFi3 one GEMM over a
+doubled inner dimension, or a plain one when either operand's low slice is all zero:
 
     LoFi  = hi(A) hi(B)          HiFi2 = A' hi(B)     (A' = hi(A) + lo(A))
     HiFi3 = A' B' - lo(A) lo(B)                      HiFi4 = A' B'  (B' = TF32 of B)
@@ -100,9 +100,8 @@ def _phase_terms(src_a: _Operand, src_b: _Operand, phases: int) -> list[tuple[np
     return [(a_full, b_full), (a_low, minus_b_low)]
 
 
-def _stacked_inner(op: _Operand, full_mask, high_mask, axis: int, negate_low: bool = False) -> np.ndarray:
-    """The operand with its inner dimension `axis` doubled: full slice first, then low slice."""
-    buf, _, _ = op.split(full_mask, high_mask, axis, negate_low)
+def _merge_pair(buf: np.ndarray, axis: int) -> np.ndarray:
+    """Merge the length-2 stacking `axis` with the next one: [full | low] along a doubled dim."""
     return buf.reshape(buf.shape[:axis] + (2 * buf.shape[axis + 1],) + buf.shape[axis + 2:])
 
 
@@ -123,10 +122,15 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     if phases != 3:
         ((src_a_part, src_b_part),) = _phase_terms(src_a, src_b, phases)
         return accumulate(np.matmul(src_b_part, src_a_part, dtype=np.float32), accumulate_df)
-    # HiFi3 = B' A' - lo(B) lo(A) as one GEMM: [B' | -lo(B)] @ [A' ; lo(A)] over a doubled inner dim.
-    left = _stacked_inner(src_b, _TF32, _SRCB_HI, max(src_b.x.ndim - 1, 0), negate_low=True)
-    right = _stacked_inner(src_a, _SRCA_FULL, _SRCA_HI, max(src_a.x.ndim - 2, 0))
-    return accumulate(np.matmul(left, right, dtype=np.float32), accumulate_df)
+    # HiFi3 = B' A' - lo(B) lo(A) as one GEMM: [B' | -lo(B)] @ [A' ; lo(A)] over a doubled inner dim,
+    # stacked in place by `split` (the new axis sits just before the inner one).
+    left_axis, right_axis = max(src_b.x.ndim - 1, 0), max(src_a.x.ndim - 2, 0)
+    left, b_full, minus_b_low = src_b.split(_TF32, _SRCB_HI, left_axis, negate_low=True)
+    right, a_full, a_low = src_a.split(_SRCA_FULL, _SRCA_HI, right_axis)
+    if not (minus_b_low.any() and a_low.any()):       # operands narrow enough: HiFi3 is HiFi4
+        return accumulate(np.matmul(b_full, a_full, dtype=np.float32), accumulate_df)
+    return accumulate(np.matmul(_merge_pair(left, left_axis), _merge_pair(right, right_axis), dtype=np.float32),
+                      accumulate_df)
 
 
 def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity) -> np.ndarray:

@@ -96,8 +96,10 @@ def test_phases_needed_for_full_precision():
 
     lofi, hifi2, hifi3, hifi4 = outputs(DF.Bfp4_b)
     np.testing.assert_array_equal(lofi, hifi4)
+    np.testing.assert_array_equal(hifi3, hifi4)
     lofi, hifi2, hifi3, hifi4 = outputs(DF.Bfp8_b)
     np.testing.assert_array_equal(hifi2, hifi4)
+    np.testing.assert_array_equal(hifi3, hifi4)
     assert not np.array_equal(lofi, hifi4)
     lofi, hifi2, hifi3, hifi4 = outputs(DF.Float16_b)
     assert not np.array_equal(hifi3, hifi4)
