@@ -85,6 +85,8 @@ def encode_blocks(blocks: np.ndarray, spec: BfpFormat, rounding: str = "host"):
     """Encode float32 `blocks[..., BLOCK_SIZE]` into (exponent bytes [...], sign-magnitude codes [..., BLOCK_SIZE])."""
     check_rounding(rounding)
     bits = np.ascontiguousarray(blocks, dtype=np.float32).view(np.uint32)
+    if bits.ndim == 0 or bits.shape[-1] != BLOCK_SIZE:
+        raise ValueError(f"encode_blocks needs blocks of {BLOCK_SIZE} values in the last dim, got shape {bits.shape}")
     sign = bits >> 31
     exp = ((bits >> _F32_MANT) & 0xFF).astype(np.int32)
     man = bits & 0x7FFFFF
@@ -152,8 +154,9 @@ def _tables(spec: BfpFormat) -> _Tables:
     e = np.arange(256)
     w = spec.magnitude_bits
     if spec.max_exp == 0xFF:
-        # Exponents 1..23 make the grid subnormal and > 231 overflow M; 255 is inf/NaN. A block of
-        # zeros/denormals (e = 0) may use any grid >= 2**-126: its values all round to +0.
+        # Exponents 1..23 bring the grid near float32's denormals (which the codec flushes), > 231
+        # overflow M, 255 is inf/NaN. A block of zeros/denormals (e = 0) may use any coarse grid:
+        # its values all round to +0.
         special = ((e > 0) & (e < 24)) | (e > 231)
         shared = np.where(special, 24, np.maximum(e, 24))
     else:
