@@ -1,15 +1,55 @@
-"""PyBuda's Python runtime API on the simulator: run_inference, shutdown and friends."""
+"""PyBuda's Python runtime API on the simulator: run_inference, initialize_pipeline, run_forward,
+parameters, intermediates and shutdown."""
 
 from __future__ import annotations
 
 import queue
+import warnings
 
 from . import devices
 from .tensor import Tensor
 
+_state = {"output_queue": None, "initialized": False, "intermediates": None}
+
+
+def intermediates_queue() -> queue.Queue:
+    if _state["intermediates"] is None:
+        _state["intermediates"] = queue.Queue()
+    return _state["intermediates"]
+
+
+def get_intermediates_queue() -> queue.Queue:
+    """Lists of the tensors tagged with op_intermediates_to_save, one list per forward pass."""
+    return intermediates_queue()
+
 
 def _wrap(outputs) -> list[Tensor]:
     return [o if isinstance(o, Tensor) else Tensor.from_array(o) for o in outputs]
+
+
+def _pipeline() -> list:
+    pipeline = [d for d in devices.registered_devices() if d.active]
+    if not pipeline:
+        raise RuntimeError("no device has been created (or pybuda was shut down); create a TTDevice and place a "
+                           "module on it, or pass module= to run_inference")
+    if not any(d.modules for d in pipeline):
+        raise RuntimeError("no module has been placed on any device; call device.place_module(...)")
+    return pipeline
+
+
+def _forward(pipeline, count: int, output_queue: queue.Queue) -> None:
+    first = pipeline[0]
+    if len(first.input_queue) < count:
+        raise RuntimeError(
+            f"{count} input(s) requested but {len(first.input_queue)} queued on {first.name}; "
+            "push inputs with device.push_to_inputs(...) or pass inputs=[...]"
+        )
+    for _ in range(count):
+        values = first.input_queue.popleft()
+        for device in pipeline:
+            if device.modules:
+                values = device.run_modules(values)
+        output_queue.put(_wrap(values))
 
 
 def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: queue.Queue | None = None,
@@ -20,51 +60,86 @@ def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: qu
     """
     unknown = set(legacy) - {"num_inputs", "sequential"}
     if unknown:
-        raise TypeError(f"run_inference got unexpected arguments: {sorted(unknown)}")
+        raise TypeError(f"run_inference got unexpected argument(s): {', '.join(sorted(unknown))}")
     input_count = legacy.get("num_inputs", input_count)
     if module is not None:
         devices.TTDevice("tt0", module=module)
-    pipeline = [d for d in devices.registered_devices() if d.active]
-    if not pipeline:
-        raise RuntimeError("run_inference: no device has been created; create a TTDevice and place a module on it")
-    if not any(d.modules for d in pipeline):
-        raise RuntimeError("run_inference: no module has been placed on any device")
-    first = pipeline[0]
+    pipeline = _pipeline()
     for item in inputs:
-        first.push_to_inputs(item)
-    count = len(inputs) if inputs else input_count
-    if len(first.input_queue) < count:
-        raise RuntimeError(
-            f"run_inference: {count} input(s) requested but {len(first.input_queue)} queued on {first.name}; "
-            "push inputs with device.push_to_inputs(...) or pass inputs=[...]"
-        )
+        pipeline[0].push_to_inputs(item)
     output_queue = output_queue if output_queue is not None else queue.Queue()
-    for _ in range(count):
-        values = first.input_queue.popleft()
-        for device in pipeline:
-            if device.modules:
-                values = device.run_modules(values)
-        output_queue.put(_wrap(values))
+    _forward(pipeline, len(inputs) if inputs else input_count, output_queue)
     return output_queue
+
+
+def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None = None, checkpoint_queue=None,
+                        sample_inputs=(), sample_targets=(), microbatch_count: int = 1, d2d_fwd_queues=(),
+                        d2d_bwd_queues=(), _sequential: bool = False, _verify_cfg=None, _device_mode=None):
+    """Compile every module for `sample_inputs` so later run_forward calls only execute."""
+    if training:
+        raise NotImplementedError("training is not supported by the tvm-buda simulator; use training=False")
+    pipeline = _pipeline()
+    if sample_inputs is None or (isinstance(sample_inputs, (tuple, list)) and not sample_inputs):
+        raise ValueError("initialize_pipeline: sample_inputs are needed to compile (a tuple or dict of tensors "
+                         "with the shapes and dtypes the model will see)")
+    values = sample_inputs
+    for device in pipeline:  # run once: compiles framework modules and checks the whole pipeline
+        if device.modules:
+            values = device.run_modules(values if isinstance(values, (tuple, list, dict)) else (values,))
+    if _state["intermediates"] is not None:  # the compile pass is not a user forward
+        _state["intermediates"] = None
+    _state["output_queue"] = output_queue if output_queue is not None else queue.Queue()
+    _state["initialized"] = True
+    return _state["output_queue"]
+
+
+def run_forward(input_count: int = 1, _sequential: bool = False) -> None:
+    """Run queued inputs through an initialized pipeline; outputs go to initialize_pipeline's queue."""
+    if not _state["initialized"]:
+        raise RuntimeError("run_forward before initialize_pipeline; call pybuda.initialize_pipeline(training=False, "
+                           "sample_inputs=...) first (or use run_inference)")
+    _forward(_pipeline(), input_count, _state["output_queue"])
+
+
+def get_parameter_checkpoint(device=None, _sequential: bool = False):
+    """Current parameter values: a dict for `device`, else a list with one dict per device."""
+    if device is not None:
+        return device.get_parameters()
+    return [d.get_parameters() for d in devices.registered_devices() if d.active]
+
+
+def update_device_parameters(device=None, parameters=(), _sequential: bool = False) -> None:
+    """Push new parameter values (dicts of name -> tensor) onto `device`, or onto every device."""
+    targets = [device] if device is not None else [d for d in devices.registered_devices() if d.active]
+    dicts = [parameters] if isinstance(parameters, dict) else list(parameters)
+    if len(dicts) == 1:
+        dicts = dicts * len(targets)
+    if len(dicts) != len(targets):
+        raise ValueError(f"update_device_parameters: {len(dicts)} parameter dicts for {len(targets)} devices")
+    for target, values in zip(targets, dicts):
+        target.update_parameters(values)
 
 
 def run_module(module, args):
     """`Module.run(*args)`: place on a fresh TTDevice, run once, return the outputs."""
     shutdown()
-    device = devices.TTDevice("tt0", module=module)
-    device.push_to_inputs(args)
+    devices.TTDevice("tt0", module=module)
     try:
-        return tuple(run_inference().get())
+        return tuple(run_inference(inputs=[tuple(args)]).get())
     finally:
         shutdown()
 
 
 def shutdown() -> None:
-    """Stop all devices and forget the pipeline."""
+    """Stop all devices and forget the pipeline; unconsumed inputs are dropped with a warning. Idempotent."""
     for device in devices.registered_devices():
-        device.shutdown_device()
+        dropped = device.shutdown_device()
+        if dropped:
+            warnings.warn(f"shutdown: {dropped} input(s) pushed to {device.name} were never run and were discarded",
+                          RuntimeWarning, stacklevel=2)
         device.remove_modules()
     devices.clear_devices()
+    _state.update(output_queue=None, initialized=False, intermediates=None)
 
 
 def detect_available_devices() -> list:

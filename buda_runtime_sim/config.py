@@ -96,8 +96,4 @@ def _get_global_compiler_config() -> CompilerConfig:
 
 def _reset_global_compiler_config() -> None:
     global _global_config
-    # Where files go, not what they contain.
-_NOT_RESULT_FIELDS = frozenset({"generated_modules_dir", "tvm_graph_store_path", "tvm_graph_load_path",
-                                "op_intermediates_to_save", "other_options"})
-
-_global_config = CompilerConfig()
+    _global_config = CompilerConfig()

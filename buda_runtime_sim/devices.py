@@ -8,14 +8,17 @@ first time they run (the module provides `compile_for_device`); PyBudaModules ru
 from __future__ import annotations
 
 import collections
+import inspect
 import warnings
+
+import numpy as np
 
 from . import context
 from .config import _get_global_compiler_config
 from .dataformat import DataFormat
 from .enums import BackendDevice, BackendType, DeviceMode
 from .module import Module, PyBudaModule
-from .tensor import Tensor
+from .tensor import Tensor, _to_numpy
 
 _pipeline: list["Device"] = []
 _silicon_warned = False
@@ -35,15 +38,19 @@ class Device:
         self.modules: list[Module] = []
         self.input_queue: collections.deque = collections.deque()
         self.active = True
+        self._input_signature = None  # (names or None, [(shape, dtype)]) of the first pushed input
         _pipeline.append(self)
         if module is not None:
             self.place_module(module)
 
+    # ---- placement ------------------------------------------------------------------------
     def place_module(self, module) -> None:
+        self._check_active("place_module")
         modules = module if isinstance(module, (list, tuple)) else [module]
         for m in modules:
             if not isinstance(m, Module):
-                raise TypeError(f"{self.name}: place_module expects PyBuda modules, got {type(m).__name__}")
+                raise TypeError(f"{self.name}: place_module expects PyBuda modules (PyBudaModule, PyTorchModule, ...), "
+                                f"got {type(m).__name__}")
             m.device = self
             self.modules.append(m)
 
@@ -52,12 +59,51 @@ class Device:
             m.device = None
         self.modules = []
 
+    # ---- inputs ---------------------------------------------------------------------------
     def push_to_inputs(self, *tensors) -> None:
-        """Queue one input: tensors as separate arguments, one tuple/list, or one dict (keyword inputs)."""
+        """Queue one input: tensors as arguments, one tuple/list, or one dict of named inputs."""
+        self._check_active("push_to_inputs")
+        if not self.modules:
+            raise RuntimeError(f"{self.name}: push_to_inputs before any module was placed; call place_module first")
         if len(tensors) == 1 and isinstance(tensors[0], (tuple, list, dict)):
             tensors = tensors[0]
+        self._validate(tensors)
         self.input_queue.append(tensors)
 
+    def _validate(self, tensors) -> None:
+        names = list(tensors) if isinstance(tensors, dict) else None
+        values = list(tensors.values()) if isinstance(tensors, dict) else list(tensors)
+        specs = []
+        for i, v in enumerate(values):
+            label = names[i] if names else f"#{i}"
+            if not _is_tensor(v):
+                raise TypeError(f"{self.name}: input {label} is a {type(v).__name__}, not a tensor")
+            array = _to_numpy(v)
+            specs.append((tuple(array.shape), str(array.dtype)))
+        expected = self._expected_signature()
+        if expected is None and self._input_signature is not None:
+            expected = self._input_signature
+        if expected is not None:
+            _check_against(self.name, names, specs, expected)
+        elif self._input_signature is None:
+            self._input_signature = (names, specs)
+        first = self.modules[0]
+        if isinstance(first, PyBudaModule) and names is None:
+            params = [p for p in inspect.signature(first.forward).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            if not any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(first.forward).parameters.values()) \
+                    and len(specs) != len(params):
+                raise TypeError(f"{self.name}: module {first.name} takes {len(params)} input(s), {len(specs)} were pushed")
+
+    def _expected_signature(self):
+        """(names, [(shape, dtype)]) the first module was compiled for, if it has been compiled."""
+        return None
+
+    def _check_active(self, what: str) -> None:
+        if not self.active:
+            raise RuntimeError(f"{self.name}: {what} after shutdown; create a new device")
+
+    # ---- running --------------------------------------------------------------------------
     def run_modules(self, inputs):
         values = inputs
         for module in self.modules:
@@ -67,9 +113,22 @@ class Device:
     def run_module(self, module, inputs):
         raise NotImplementedError
 
-    def shutdown_device(self) -> None:
+    def get_parameters(self) -> dict:
+        out = {}
+        for m in self.modules:
+            out.update(_module_parameters(self, m))
+        return out
+
+    def update_parameters(self, values: dict) -> None:
+        for m in self.modules:
+            _update_module_parameters(self, m, values)
+
+    def shutdown_device(self) -> int:
+        """Stop; returns how many queued inputs were discarded."""
+        dropped = len(self.input_queue)
         self.input_queue.clear()
         self.active = False
+        return dropped
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, modules={[m.name for m in self.modules]})"
@@ -86,36 +145,48 @@ class TTDevice(Device):
         self.device_mode = device_mode or DeviceMode.CompileAndRun
         self.num_chips = num_chips or 1
         self.chip_ids = chip_ids or list(range(self.num_chips))
-        self.fp32_fallback = DataFormat(fp32_fallback)
-        self._compiled: dict[int, object] = {}
+        self.fp32_fallback = DataFormat.parse(fp32_fallback)
+        self.compiled: dict[int, object] = {}  # id(module) -> CompiledModel
         if self.devtype == BackendType.Silicon:
             _warn_no_silicon()
         super().__init__(name, module)
 
-    def _numerics(self):
-        numerics = _get_global_compiler_config().numerics()
-        numerics.fp32_fallback = self.fp32_fallback
-        return numerics
+    def compile_config(self):
+        config = _get_global_compiler_config().copy()
+        config.fp32_fallback = self.fp32_fallback
+        return config
 
     def run_module(self, module, inputs):
         args, kwargs = _split(inputs)
+        config = self.compile_config()
+        saved = frozenset(config.op_intermediates_to_save)
         if isinstance(module, PyBudaModule):
-            numerics = self._numerics()
-            input_df = numerics.default_df_override or numerics.fp32_fallback
-            with context.use(context.ExecutionContext(numerics=numerics)):
+            numerics = config.numerics()
+            input_df = numerics.input_df
+            ctx = context.ExecutionContext(numerics=numerics, save_intermediates=saved)
+            with context.use(ctx):
                 tensors = [x if isinstance(x, Tensor) else Tensor.from_array(x, input_df) for x in args]
                 outputs = module(*tensors, **kwargs)
+            _report_intermediates(config, ctx.intermediates)
             return _as_tuple(outputs)
-        compiled = self._compiled.get(id(module))
+        compiled = self.compiled.get(id(module))
         if compiled is None:
-            config = _get_global_compiler_config().copy()
-            config.fp32_fallback = self.fp32_fallback
-            compiled = module.compile_for_device(_host_values(args), config)
-            self._compiled[id(module)] = compiled
-        return _as_tuple(compiled.run(*_host_values(args)))
+            if not hasattr(module, "compile_for_device"):
+                raise TypeError(f"{self.name}: module {module.name} cannot be compiled for a TT device")
+            compiled = module.compile_for_device(kwargs or _host_values(args), config)
+            self.compiled[id(module)] = compiled
+        compiled.exec_context.save_intermediates = saved
+        compiled.exec_context.intermediates = {}
+        outputs = compiled.run(*_host_values(args), **kwargs)
+        _report_intermediates(config, compiled.exec_context.intermediates)
+        return _as_tuple(outputs)
 
-    def compiled_module(self, module):
-        return self._compiled.get(id(module))
+    def _expected_signature(self):
+        compiled = self.compiled.get(id(self.modules[0])) if self.modules else None
+        if compiled is None:
+            return None
+        specs = compiled.imported.inputs
+        return [s.name for s in specs], [(tuple(s.shape), s.dtype) for s in specs]
 
 
 class CPUDevice(Device):
@@ -132,6 +203,27 @@ class CPUDevice(Device):
         return _as_tuple(module.cpu_eval(*_host_values(args), **kwargs))
 
 
+def _check_against(device: str, names, specs, expected) -> None:
+    exp_names, exp_specs = expected
+    if len(specs) != len(exp_specs):
+        raise TypeError(f"{device}: {len(specs)} input(s) pushed, the module expects {len(exp_specs)}")
+    if names is not None and exp_names is not None and set(names) != set(exp_names):
+        raise TypeError(f"{device}: input names {sorted(names)} do not match the module's inputs {sorted(exp_names)}")
+    order = [names.index(n) for n in exp_names] if names is not None and exp_names is not None else range(len(specs))
+    for i, j in enumerate(order):
+        (shape, dtype), (exp_shape, exp_dtype) = specs[j], exp_specs[i]
+        label = exp_names[i] if exp_names else f"#{i}"
+        if shape != tuple(exp_shape):
+            raise ValueError(f"{device}: input {label} has shape {shape}, expected {tuple(exp_shape)} "
+                             "(the shape the module was compiled for)")
+        if dtype != exp_dtype:
+            raise TypeError(f"{device}: input {label} has dtype {dtype}, expected {exp_dtype}")
+
+
+def _is_tensor(value) -> bool:
+    return isinstance(value, (Tensor, np.ndarray)) or hasattr(value, "shape") and hasattr(value, "dtype")
+
+
 def _split(inputs):
     if isinstance(inputs, dict):
         return (), dict(inputs)
@@ -139,12 +231,42 @@ def _split(inputs):
 
 
 def _as_tuple(outputs) -> tuple:
+    if isinstance(outputs, dict):
+        return tuple(outputs.values())
     return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
 
 
 def _host_values(values):
     """Device tensors become torch tensors when they cross to the host."""
     return tuple(v.value() if isinstance(v, Tensor) else v for v in values)
+
+
+def _report_intermediates(config, found: dict) -> None:
+    if config.op_intermediates_to_save:
+        from .api import intermediates_queue
+
+        intermediates_queue().put([found[n] for n in config.op_intermediates_to_save if n in found])
+
+
+def _module_parameters(device, module) -> dict:
+    if isinstance(module, PyBudaModule):
+        return {p.get_name(): Tensor.from_array(p.value()) for p in module.get_parameters()}
+    compiled = getattr(device, "compiled", {}).get(id(module))
+    if compiled is not None:
+        return {k: Tensor.from_array(v) for k, v in compiled.parameters().items()}
+    return {}
+
+
+def _update_module_parameters(device, module, values: dict) -> None:
+    if isinstance(module, PyBudaModule):
+        for name, value in values.items():
+            if name in {p.get_name() for p in module.get_parameters()}:
+                module.set_parameter(name, _to_numpy(value))
+        return
+    compiled = getattr(device, "compiled", {}).get(id(module))
+    if compiled is None:
+        raise RuntimeError(f"{device.name}: module {module.name} has not been compiled yet; run it once first")
+    compiled.update_parameters({k: _to_numpy(v) for k, v in values.items() if k in compiled.weight_names})
 
 
 def _warn_no_silicon() -> None:

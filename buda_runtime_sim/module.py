@@ -47,7 +47,7 @@ class Parameter:
 
     def device_tensor(self, data_format: DataFormat) -> Tensor:
         """The parameter as stored on the device in `data_format` (converted once, then reused)."""
-        df = self.dev_data_format or data_format
+        df = self.dev_data_format if self.dev_data_format is not None else data_format
         if df not in self._device_copies:
             self._device_copies[df] = Tensor.from_array(self.value(), df)
         return self._device_copies[df]

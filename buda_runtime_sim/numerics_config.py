@@ -51,18 +51,23 @@ class NumericsConfig:
     rules: list[MixedPrecisionRule] = field(default_factory=list)
 
     def resolve(self, op_type: str, op_name: str) -> OpNumerics:
-        out = self.default_df_override or self.fp32_fallback
+        out = self.input_df
         result = OpNumerics(output_df=out, accumulate_df=self.accumulate_df, math_fidelity=self.math_fidelity)
         for rule in self.rules:
             if rule.matches(op_type, op_name):
                 result = replace(
                     result,
-                    output_df=rule.output_df or result.output_df,
-                    accumulate_df=rule.accumulate_df or result.accumulate_df,
-                    math_fidelity=rule.math_fidelity if rule.math_fidelity is not None else result.math_fidelity,
-                    weight_df=rule.input_df or result.weight_df,
+                    output_df=_first(rule.output_df, result.output_df),
+                    accumulate_df=_first(rule.accumulate_df, result.accumulate_df),
+                    math_fidelity=_first(rule.math_fidelity, result.math_fidelity),
+                    weight_df=_first(rule.input_df, result.weight_df),
                 )
         return result
+
+    @property
+    def input_df(self) -> DataFormat:
+        """Format of data arriving on the device (and the default for every op output)."""
+        return _first(self.default_df_override, self.fp32_fallback)
 
     def cache_key(self) -> dict:
         """Everything here that changes numbers, as JSON-able data."""
@@ -73,6 +78,11 @@ class NumericsConfig:
             "fp32_fallback": self.fp32_fallback.name,
             "rules": [repr(r) for r in self.rules],
         }
+
+
+def _first(*values):
+    """The first value that is not None (enum members with value 0, like Float32 and LoFi, are falsy)."""
+    return next((v for v in values if v is not None), None)
 
 
 def amp_rules(amp_level: int) -> list[MixedPrecisionRule]:

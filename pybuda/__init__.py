@@ -5,10 +5,26 @@ first use so a hand-written PyBudaModule never waits for TVM.
 """
 
 from buda_runtime_sim import DataFormat, MathFidelity, Module, Parameter, PyBudaModule, Tensor
-from buda_runtime_sim.api import detect_available_devices, run_inference, shutdown
+from buda_runtime_sim.api import (
+    detect_available_devices,
+    get_intermediates_queue,
+    get_parameter_checkpoint,
+    initialize_pipeline,
+    run_forward,
+    run_inference,
+    shutdown,
+    update_device_parameters,
+)
 from buda_runtime_sim.config import CompilerConfig
 from buda_runtime_sim.devices import CPUDevice, TTDevice
 from buda_runtime_sim.enums import BackendDevice, BackendType, DeviceMode
+from buda_runtime_sim.options import (
+    configure_mixed_precision,
+    override_op_size,
+    set_chip_break,
+    set_configuration_options,
+    set_epoch_break,
+)
 
 from . import config, op
 
@@ -25,4 +41,7 @@ def __getattr__(name):
 
 __all__ = ["BackendDevice", "BackendType", "CPUDevice", "CompilerConfig", "DataFormat", "DeviceMode", "MathFidelity",
            "Module", "Parameter", "PyBudaModule", "PyTorchModule", "TTDevice", "Tensor", "config",
-           "detect_available_devices", "op", "run_inference", "shutdown"]
+           "configure_mixed_precision", "detect_available_devices", "get_intermediates_queue",
+           "get_parameter_checkpoint", "initialize_pipeline", "op", "override_op_size", "run_forward",
+           "run_inference", "set_chip_break", "set_configuration_options", "set_epoch_break", "shutdown",
+           "update_device_parameters"]

@@ -43,7 +43,7 @@ class DeviceSubgraph:
         n_in = len(self.arg_roles)
         ins, outs = args[:n_in], args[n_in:]
         ctx = context.current()
-        input_df = ctx.numerics.default_df_override or ctx.numerics.fp32_fallback
+        input_df = ctx.numerics.input_df
         acts = [
             Tensor.from_array(np.from_dlpack(arg), input_df)
             for arg, (kind, _, _) in zip(ins, self.arg_roles)
