@@ -1,6 +1,13 @@
-"""PyBuda's framework module wrappers: name a framework model so devices can compile it."""
+"""PyBuda's framework module wrappers: name a framework model so devices can compile it.
+
+Each wrapper keeps the model in `framework_module`, imports it for compilation
+(`import_model`) and runs it in its own framework (`cpu_eval`: CPUDevice, and the golden).
+Frameworks are imported only when a wrapper is used.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from buda_runtime_sim.module import Module
 
@@ -20,13 +27,17 @@ class FrameworkModule(Module):
 
         return compile_model(self, sample_inputs, config=config, name=self.name)
 
-    def cpu_eval(self, *inputs):
+    def import_model(self, sample_inputs, name: str):
+        """The model as an ImportedModel (Relax module, weights, signature)."""
+        raise NotImplementedError
+
+    def cpu_eval(self, *inputs, **named_inputs):
         """Run the framework model itself (CPUDevice, and the golden reference)."""
-        return self.framework_module(*inputs)
+        return self.framework_module(*inputs, **named_inputs)
 
 
 class PyTorchModule(FrameworkModule):
-    """`PyTorchModule(name, torch.nn.Module)`: lowered to PyBuda when placed on a TT device."""
+    """`PyTorchModule(name, torch.nn.Module)`: torch tensors in and out."""
 
     framework = "pytorch"
 
@@ -37,11 +48,130 @@ class PyTorchModule(FrameworkModule):
             raise TypeError(f"PyTorchModule {name!r}: expected a torch.nn.Module, got {type(module).__name__}")
         super().__init__(name, module)
 
+    def import_model(self, sample_inputs, name: str):
+        from .frontends.pytorch import import_pytorch
+
+        return import_pytorch(self.framework_module, sample_inputs, name)
+
     def forward(self, *args, **kwargs):
         import torch
 
         with torch.no_grad():
             return self.framework_module(*args, **kwargs)
 
-    def cpu_eval(self, *inputs):
-        return self.forward(*inputs)
+    def cpu_eval(self, *inputs, **named_inputs):
+        return self.forward(*inputs, **named_inputs)
+
+
+class TFModule(FrameworkModule):
+    """`TFModule(name, model)`: a Keras model, a tf.Module with __call__ or a tf.function; tf.Tensor out."""
+
+    framework = "tensorflow"
+
+    def __init__(self, name: str, module):
+        if not callable(module):
+            raise TypeError(f"TFModule {name!r}: expected a Keras model, a tf.Module with __call__ or a tf.function, "
+                            f"got {type(module).__name__}")
+        super().__init__(name, module)
+
+    def import_model(self, sample_inputs, name: str):
+        from .frontends.tensorflow import import_tensorflow
+
+        return import_tensorflow(self.framework_module, sample_inputs, name)
+
+    def cpu_eval(self, *inputs, **named_inputs):
+        from .frontends.tensorflow import call_tf_model
+
+        return call_tf_model(self.framework_module, inputs, named_inputs)
+
+
+class TFGraphDefModule(FrameworkModule):
+    """`TFGraphDefModule(name, graph_def, output_names)`: inputs are the GraphDef's placeholders."""
+
+    framework = "tensorflow"
+
+    def __init__(self, name: str, module, output_names):
+        if not hasattr(module, "node"):
+            raise TypeError(f"TFGraphDefModule {name!r}: expected a tf.compat.v1.GraphDef, got {type(module).__name__}")
+        super().__init__(name, module)
+        self.output_names = [output_names] if isinstance(output_names, str) else list(output_names)
+        if not self.output_names:
+            raise ValueError(f"TFGraphDefModule {name!r}: output_names is empty")
+
+    def import_model(self, sample_inputs, name: str):
+        from .frontends.tensorflow import import_graph_def
+
+        return import_graph_def(self.framework_module, self.output_names, sample_inputs, name)
+
+    def cpu_eval(self, *inputs, **named_inputs):
+        from .frontends.tensorflow import run_graph_def
+
+        return run_graph_def(self.framework_module, self.output_names, inputs, named_inputs, self.name)
+
+
+class JaxModule(FrameworkModule):
+    """`JaxModule(name, fn)`: any JAX-traceable callable of arrays (a closure over params, a bound flax module)."""
+
+    framework = "jax"
+
+    def __init__(self, name: str, module):
+        if not callable(module):
+            raise TypeError(f"JaxModule {name!r}: expected a JAX-traceable callable, got {type(module).__name__}")
+        super().__init__(name, module)
+
+    def import_model(self, sample_inputs, name: str):
+        from .frontends.jax import import_jax
+
+        return import_jax(self.framework_module, sample_inputs, name)
+
+
+class OnnxModule(FrameworkModule):
+    """`OnnxModule(name, onnx.ModelProto, onnx_path=None)`: numpy in and out (onnxruntime on the CPU)."""
+
+    framework = "onnx"
+
+    def __init__(self, name: str, module=None, onnx_path=None):
+        if module is None and onnx_path is not None:
+            from .frontends.onnx import load_onnx
+
+            module = load_onnx(onnx_path)
+        if not hasattr(module, "graph"):
+            raise TypeError(f"OnnxModule {name!r}: expected an onnx.ModelProto (or onnx_path), "
+                            f"got {type(module).__name__}")
+        super().__init__(name, module)
+        self.onnx_path = onnx_path
+
+    def import_model(self, sample_inputs, name: str):
+        from .frontends.onnx import import_onnx
+
+        return import_onnx(self.framework_module, sample_inputs, name)
+
+    def cpu_eval(self, *inputs, **named_inputs):
+        from .frontends.onnx import run_onnxruntime
+
+        return _one_or_tuple(run_onnxruntime(self.framework_module, inputs, named_inputs, self.name))
+
+
+class TFLiteModule(FrameworkModule):
+    """`TFLiteModule(name, tflite_path)`: numpy in and out (the TFLite interpreter on the CPU)."""
+
+    framework = "tflite"
+
+    def __init__(self, name: str, module):
+        if not isinstance(module, (str, Path)):
+            raise TypeError(f"TFLiteModule {name!r}: expected the path of a .tflite file, got {type(module).__name__}")
+        super().__init__(name, str(module))
+
+    def import_model(self, sample_inputs, name: str):
+        from .frontends.tflite import import_tflite
+
+        return import_tflite(self.framework_module, sample_inputs, name)
+
+    def cpu_eval(self, *inputs, **named_inputs):
+        from .frontends.tflite import run_tflite_file
+
+        return _one_or_tuple(run_tflite_file(self.framework_module, inputs, named_inputs, self.name))
+
+
+def _one_or_tuple(outputs: list):
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -14,6 +14,11 @@ class TensorSpec:
     shape: tuple[int, ...]
     dtype: str
 
+    @classmethod
+    def of(cls, name: str, value) -> "TensorSpec":
+        array = to_numpy(value)
+        return cls(name, tuple(int(d) for d in array.shape), str(array.dtype))
+
     def check(self, value: np.ndarray, model: str) -> None:
         """Raise a clear error when a runtime input does not match what was compiled."""
         if tuple(value.shape) != self.shape:
@@ -38,23 +43,10 @@ class ImportedModel:
     output_names: list[str] = field(default_factory=list)
 
     def bind_inputs(self, args: tuple, kwargs: dict) -> list[np.ndarray]:
-        """Runtime inputs (positional and/or by name) -> arrays in compiled order, validated."""
-        specs = self.inputs
-        if len(args) > len(specs):
-            names = ", ".join(s.name for s in specs)
-            raise TypeError(f"{self.name}: expected {len(specs)} inputs ({names}), got {len(args)}")
-        values = dict(zip([s.name for s in specs], args))
-        for key, value in kwargs.items():
-            if key not in {s.name for s in specs}:
-                raise TypeError(f"{self.name}: unknown input {key!r}; inputs are {[s.name for s in specs]}")
-            if key in values:
-                raise TypeError(f"{self.name}: input {key!r} given twice")
-            values[key] = value
-        missing = [s.name for s in specs if s.name not in values]
-        if missing:
-            raise TypeError(f"{self.name}: expected {len(specs)} inputs, missing {missing}")
+        """Runtime inputs (positional, by name, or one dict of named inputs) -> validated arrays in compiled order."""
+        values = match_inputs([s.name for s in self.inputs], args, kwargs, self.name)
         arrays = []
-        for spec in specs:
+        for spec in self.inputs:
             array = to_numpy(values[spec.name])
             spec.check(array, self.name)
             arrays.append(array)
@@ -69,10 +61,41 @@ class ImportedModel:
         return tuple(outputs)
 
 
+def split_samples(samples) -> tuple[tuple, dict]:
+    """A lone dict stands for keyword inputs, as in PyBuda's `push_to_inputs({...})`."""
+    if isinstance(samples, dict):
+        return (), dict(samples)
+    samples = tuple(samples)
+    if len(samples) == 1 and isinstance(samples[0], dict):
+        return (), dict(samples[0])
+    return samples, {}
+
+
+def match_inputs(names: list[str], args: tuple, kwargs: dict, model: str) -> dict:
+    """Positional and keyword inputs -> {input name: value}, with errors that list the expected names."""
+    if not kwargs:
+        args, kwargs = split_samples(args)
+    if len(args) > len(names):
+        raise TypeError(f"{model}: expected {len(names)} inputs ({', '.join(names)}), got {len(args)}")
+    values = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TypeError(f"{model}: unknown input {key!r}; inputs are {names}")
+        if key in values:
+            raise TypeError(f"{model}: input {key!r} given twice")
+        values[key] = value
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise TypeError(f"{model}: expected {len(names)} inputs, missing {missing}")
+    return values
+
+
 def to_numpy(value) -> np.ndarray:
     """Host array from a torch/TF/JAX/TVM tensor or anything numpy accepts."""
+    if isinstance(value, np.ndarray):
+        return value
     if hasattr(value, "detach"):
         return value.detach().cpu().numpy()
-    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+    if hasattr(value, "numpy"):
         return np.asarray(value.numpy())
     return np.asarray(value)

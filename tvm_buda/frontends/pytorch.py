@@ -2,41 +2,94 @@
 
 from __future__ import annotations
 
-from .imported import ImportedModel, TensorSpec
+from pathlib import Path
+
+from .errors import MalformedModelFile, import_failed
+from .imported import ImportedModel, TensorSpec, split_samples
+
+ROUTE = "torch.export -> TVM's exported-program importer (tvm.relax.frontend.torch.from_exported_program)"
 
 
-def _dtype_name(t) -> str:
-    return str(t.dtype).removeprefix("torch.")
-
-
-def import_pytorch(module, sample_inputs, name: str) -> ImportedModel:
+def export(module, sample_inputs, name: str):
+    """torch.export the module in eval mode; a lone dict of samples is passed as keyword arguments."""
     import torch
+
+    args, kwargs = split_samples(sample_inputs)
+    args = tuple(torch.as_tensor(x) if not isinstance(x, torch.Tensor) else x for x in args)
+    kwargs = {k: torch.as_tensor(v) if not isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    try:
+        module.eval()
+    except NotImplementedError:  # the module of a loaded exported program is already in eval form
+        pass
+    try:
+        with torch.no_grad():
+            return torch.export.export(module, args, kwargs)
+    except Exception as exc:  # noqa: BLE001 - re-raise with the route named
+        raise import_failed("pytorch", name, "torch.export (tracing the model)", exc) from exc
+
+
+def load_exported_program(path, sample_inputs, name: str):
+    """A .pt2 file from torch.export.save; re-exported with the sample shapes if it has dynamic dims."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise MalformedModelFile(f"{path}: no such exported-program file")
+    try:
+        program = torch.export.load(str(path))
+    except Exception as exc:  # noqa: BLE001 - torch raises several types for bad archives
+        raise MalformedModelFile(f"{path}: not an exported program saved by torch.export.save ({exc})") from exc
+    args, kwargs = split_samples(sample_inputs)
+    if (args or kwargs) and _has_dynamic_dims(program):
+        return export(program.module(), sample_inputs, name)
+    return program
+
+
+def _has_dynamic_dims(program) -> bool:
+    import torch
+
+    return any(isinstance(d, torch.SymInt) for spec in _user_input_values(program) for d in spec.shape)
+
+
+def _user_input_values(program) -> list:
+    """Fake tensors of the user inputs, in the order the exported program takes them."""
+    placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+    return [placeholders[name].meta["val"] for name in program.graph_signature.user_inputs]
+
+
+def import_exported_program(program, name: str) -> ImportedModel:
     from tvm import relax
     from tvm.relax.frontend.torch import from_exported_program
 
-    inputs = tuple(torch.as_tensor(x) if not isinstance(x, torch.Tensor) else x for x in sample_inputs)
-    module = module.eval()
     try:
-        with torch.no_grad():
-            exported = torch.export.export(module, inputs)
-    except Exception as exc:  # noqa: BLE001 - re-raise with the route named
-        raise RuntimeError(f"PyTorch model '{name}' could not be traced by torch.export: {exc}") from exc
-    try:
-        mod = from_exported_program(exported, keep_params_as_input=True, unwrap_unit_return_tuple=True)
+        mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True)
     except Exception as exc:  # noqa: BLE001
-        raise RuntimeError(
-            f"PyTorch model '{name}': TVM's exported-program importer (torch.export -> Relax) failed: {exc}"
-        ) from exc
+        raise import_failed("pytorch", name, ROUTE, exc) from exc
     mod, detached = relax.frontend.detach_params(mod)
     main = mod["main"]
-    num_inputs = int(main.attrs["num_input"]) if main.attrs is not None and "num_input" in main.attrs else len(inputs)
-    weight_vars = main.params[num_inputs:]
+    values = _user_input_values(program)
+    weight_vars = main.params[len(values):]
     params = {v.name: t.numpy() for v, t in zip(weight_vars, detached.get("main", []))}
-    specs = [
-        TensorSpec(v.name, tuple(int(d) for d in x.shape), _dtype_name(x))
-        for v, x in zip(main.params[:num_inputs], inputs)
-    ]
-    with torch.no_grad():
-        sample_out = module(*inputs)
-    structure = "tuple" if isinstance(sample_out, (tuple, list)) else "single"
-    return ImportedModel(name, "pytorch", mod, params, specs, structure)
+    specs = [TensorSpec(v.name, tuple(int(d) for d in x.shape), str(x.dtype).removeprefix("torch."))
+             for v, x in zip(main.params, values)]
+    structure, names = _output_layout(program.call_spec.out_spec)
+    return ImportedModel(name, "pytorch", mod, params, specs, structure, names)
+
+
+def _output_layout(spec) -> tuple[str, list[str]]:
+    """single / tuple / dict from the exported program's output tree (nested trees come back flat)."""
+    if spec is None or spec.is_leaf():
+        return "single", []
+    if spec.type is dict and all(c.is_leaf() for c in spec.children()):
+        return "dict", [str(k) for k in spec.context]
+    if spec.type in (tuple, list) or spec.num_leaves > 1:
+        return "tuple", []
+    return "single", []  # e.g. a transformers ModelOutput holding one tensor
+
+
+def import_pytorch(module, sample_inputs, name: str) -> ImportedModel:
+    return import_exported_program(export(module, sample_inputs, name), name)
+
+
+def import_pt2(path, sample_inputs, name: str) -> ImportedModel:
+    return import_exported_program(load_exported_program(path, sample_inputs, name), name)

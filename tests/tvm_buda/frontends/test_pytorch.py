@@ -1,0 +1,83 @@
+"""PyTorch route: torch.export -> Relax; torch tensors in and out, keyword inputs, tuple/dict outputs, .pt2 files."""
+
+import pytest
+import torch
+
+import tvm_buda
+from tvm_buda.frontends.errors import MalformedModelFile, ModelImportError
+from tvm_buda.modules import PyTorchModule
+
+from .checks import assert_outputs_match
+from .torch_models import TwoHeads, build, sample
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cnn", "block", "emb_cumsum"])
+def test_model_matches_pytorch(kind):
+    model, x = build(kind), sample(kind)
+    compiled = tvm_buda.compile_model(PyTorchModule(kind, model), (x,))
+    out = compiled.run(sample(kind, seed=1))
+    assert isinstance(out, torch.Tensor)
+    with torch.no_grad():
+        assert_outputs_match(out, model(sample(kind, seed=1)), kind)
+
+
+def test_keyword_inputs_and_tuple_outputs():
+    torch.manual_seed(0)
+    model, x, scale = TwoHeads().eval(), torch.randn(4, 16), torch.randn(4, 8)
+    compiled = tvm_buda.compile_model(model, {"x": x, "scale": scale})
+    assert [s.name for s in compiled.imported.inputs] == ["x", "scale"]
+    with torch.no_grad():
+        golden = model(x, scale)
+    assert_outputs_match(compiled.run(scale=scale, x=x), golden)
+    assert_outputs_match(compiled.run({"x": x, "scale": scale}), golden)
+    assert_outputs_match(compiled.run(x, scale), golden)
+
+
+def test_dict_outputs_keep_their_keys():
+    torch.manual_seed(0)
+    model, x, scale = TwoHeads(as_dict=True).eval(), torch.randn(4, 16), torch.randn(4, 8)
+    compiled = tvm_buda.compile_model(model, (x, scale))
+    out = compiled.run(x, scale)
+    with torch.no_grad():
+        assert_outputs_match(out, model(x, scale))
+    assert all(isinstance(v, torch.Tensor) for v in out.values())
+
+
+def test_exported_program_file(tmp_path):
+    model, x = build("mlp"), sample("mlp")
+    path = tmp_path / "mlp.pt2"
+    torch.export.save(torch.export.export(model, (x,)), str(path))
+    compiled = tvm_buda.compile_model(str(path), (x,))
+    assert compiled.name == "mlp" and isinstance(compiled.run(x), torch.Tensor)
+    with torch.no_grad():
+        assert_outputs_match(compiled.run(x), model(x))
+
+
+def test_exported_program_with_dynamic_batch_is_fixed_from_the_samples(tmp_path):
+    model = build("mlp")
+    batch = torch.export.Dim("batch", min=2, max=64)
+    program = torch.export.export(model, (sample("mlp", batch=4),), dynamic_shapes=({0: batch},))
+    torch.export.save(program, str(tmp_path / "dyn.pt2"))
+    x = sample("mlp", batch=3)
+    compiled = tvm_buda.compile_model(tmp_path / "dyn.pt2", (x,))
+    assert compiled.imported.inputs[0].shape == (3, 64)
+    with torch.no_grad():
+        assert_outputs_match(compiled.run(x), model(x))
+    with pytest.raises(ValueError, match=r"compiled for \(3, 64\)"):
+        compiled.run(sample("mlp", batch=5))
+
+
+def test_malformed_pt2_file_names_the_file(tmp_path):
+    path = tmp_path / "broken.pt2"
+    path.write_bytes(b"not a zip archive")
+    with pytest.raises(MalformedModelFile, match=r"broken\.pt2: not an exported program"):
+        tvm_buda.compile_model(str(path), (sample("mlp"),))
+
+
+def test_untraceable_model_names_framework_and_route():
+    class DataDependent(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x
+
+    with pytest.raises(ModelImportError, match=r"PyTorch model 'dd' could not be imported through torch\.export"):
+        tvm_buda.compile_model(PyTorchModule("dd", DataDependent()), (torch.randn(2, 2),))
