@@ -68,14 +68,13 @@ class _Builder:
         aten = _aten_name(node.target)
         args = _tensor_args(node)
         names = [self.value(a) for a in args]
-        shapes = [self.shapes[n] for n in names]
+        shapes = [self.shapes[a.name] for a in args]        # as this op sees them (after any edge TM)
         out = _shape(node)
         self.shapes[node.name] = out
         if not any(n not in self.weights for n in names):   # constants, aranges, masks of weights
             self.weights.add(node.name)
         elif aten in EDGE:
             self.alias[node.name] = names[0]
-            self.shapes[node.name] = out
         elif aten in ("linear", "addmm"):
             self._linear(node, aten, names, shapes, out)
         elif aten == "scaled_dot_product_attention":

@@ -15,8 +15,8 @@ WEIGHT_PREFIX = "self."   # generated code reads parameters as self.<name>, cons
 
 
 def perf_report(compiled_model, device_config: str | None = None, microbatch: int | None = None, *,
-                harvested_rows=None, op_sizes=None, epoch_breaks=None, place_on_one_row: bool | None = None,
-                placement: PlacementConfig | None = None) -> PerfReport:
+                harvested_rows=None, op_sizes=None, epoch_breaks=None, chip_breaks=None,
+                place_on_one_row: bool | None = None, placement: PlacementConfig | None = None) -> PerfReport:
     """Estimate how fast `compiled_model` runs on a board.
 
     Settings come from the model's CompilerConfig (PlacementConfig.from_compiler_config), then
@@ -25,7 +25,8 @@ def perf_report(compiled_model, device_config: str | None = None, microbatch: in
     """
     config = placement or PlacementConfig.from_compiler_config(compiled_model.config)
     config = config.with_options(device_config=device_config, harvested_rows=harvested_rows, op_sizes=op_sizes,
-                                 epoch_breaks=epoch_breaks, place_on_one_row=place_on_one_row)
+                                 epoch_breaks=epoch_breaks, chip_breaks=chip_breaks,
+                                 place_on_one_row=place_on_one_row)
     return estimate(op_graph(compiled_model), config, microbatch)
 
 
@@ -35,7 +36,7 @@ def op_graph(compiled_model) -> OpGraph:
     summary = getattr(compiled_model, "summary", None)
     order = [s.op for s in summary.steps if s.kind == "device"] if summary is not None else list(modules)
     numerics = compiled_model.config.numerics()
-    io_format = numerics.default_df_override or numerics.fp32_fallback
+    io_format = numerics.input_df
     ops, weights, transfers = [], set(), []
     calls: dict[str, int] = {}
     for index, module in enumerate(order):

@@ -68,7 +68,7 @@ def balance(prepared: PreparedGraph, config: PlacementConfig, runs: int) -> Plan
     best = None
     for target in _targets(frontiers):
         schedule = [(op.name, f.pick(target), op.op.subgraph) for op, f in zip(ops, frontiers)]
-        placements = place(schedule, prepared.board, config.epoch_breaks)
+        placements = place(schedule, prepared.board, config.epoch_breaks, config.chip_breaks)
         plan = Plan(placements, epoch_costs(prepared, placements, runs), target)
         if best is None or plan.total_cycles < best.total_cycles:
             best = plan

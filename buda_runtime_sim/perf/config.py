@@ -11,7 +11,8 @@ COMPILER_CONFIG_FIELDS = {
     "device_config": "device_config",
     "harvested_rows": "harvested_rows",
     "op_size_overrides": "op_sizes",             # filled by pybuda.config.override_op_size
-    "op_names_to_epoch_break": "epoch_breaks",   # filled by pybuda.config.set_epoch_break
+    "epoch_breaks": "epoch_breaks",              # filled by pybuda.config.set_epoch_break
+    "chip_breaks": "chip_breaks",                # filled by pybuda.config.set_chip_break
     "place_on_one_row": "place_on_one_row",
 }
 
@@ -29,6 +30,7 @@ class PlacementConfig:
     harvested_rows: tuple[int, ...] | None = None   # None: the board's default mask
     op_sizes: dict = field(default_factory=dict)     # op name -> (rows, cols): override_op_size
     epoch_breaks: frozenset = frozenset()            # op names starting a new epoch: set_epoch_break
+    chip_breaks: frozenset = frozenset()             # op names starting on the next chip: set_chip_break
     place_on_one_row: bool = False                   # every op gets a single-row grid (1 x c)
 
     def __post_init__(self):
@@ -38,6 +40,7 @@ class PlacementConfig:
                 raise ValueError(f"override_op_size({name!r}, {(r, c)}): grid dimensions must be positive")
         object.__setattr__(self, "op_sizes", sizes)
         object.__setattr__(self, "epoch_breaks", _flat_names(self.epoch_breaks))
+        object.__setattr__(self, "chip_breaks", _flat_names(self.chip_breaks))
         if self.harvested_rows is not None:
             object.__setattr__(self, "harvested_rows", tuple(int(r) for r in self.harvested_rows))
 
@@ -59,7 +62,8 @@ class PlacementConfig:
         return {"device_config": self.device_config,
                 "harvested_rows": None if self.harvested_rows is None else list(self.harvested_rows),
                 "op_sizes": {k: list(v) for k, v in self.op_sizes.items()},
-                "epoch_breaks": sorted(self.epoch_breaks), "place_on_one_row": self.place_on_one_row}
+                "epoch_breaks": sorted(self.epoch_breaks), "chip_breaks": sorted(self.chip_breaks),
+                "place_on_one_row": self.place_on_one_row}
 
 
 def lookup(mapping, name: str):

@@ -1,0 +1,147 @@
+"""Boards, balancer, placer and epoch costs on hand-built graphs (no TVM)."""
+
+import json
+
+import pytest
+
+from buda_runtime_sim.dataformat import DataFormat, MathFidelity
+from buda_runtime_sim.perf import BOARDS, OpGraph, PerfOp, PlacementConfig, estimate, get_board
+from buda_runtime_sim.perf.epochs import EPOCH_SWITCH_CYCLES
+
+
+def mlp_graph(layers=4, width=1024, rows=256, df=DataFormat.Float16_b, fidelity=MathFidelity.LoFi) -> OpGraph:
+    """x -> (matmul with weight w_i -> relu) x layers."""
+    ops, value = [], "x"
+    for i in range(layers):
+        ops.append(PerfOp(f"mm{i}", "Matmul", ((rows, width), (width, width)), (rows, width), (value, f"w{i}"),
+                          data_format=df, math_fidelity=fidelity))
+        ops.append(PerfOp(f"relu{i}", "Relu", ((rows, width),), (rows, width), (f"mm{i}",),
+                          data_format=df, math_fidelity=fidelity))
+        value = f"relu{i}"
+    return OpGraph(ops, {f"w{i}" for i in range(layers)}, name="mlp")
+
+
+# ---- boards ------------------------------------------------------------------------------------
+def test_board_core_grids_match_the_published_counts():
+    assert {name: b.cores for name, b in BOARDS.items()} == {"gs_e75": 96, "gs_e150": 120, "wh_n150": 72,
+                                                              "wh_n300": 128}
+    assert get_board("gs_e150").grid_shape == (10, 12)
+
+
+def test_harvested_rows_shrink_the_grid():
+    board = get_board("gs_e150", harvested_rows=[1, 11])
+    assert board.grid_shape == (8, 12) and board.cores == 96
+    report = estimate(mlp_graph(), PlacementConfig("gs_e150", harvested_rows=(1, 11)))
+    assert report.board.grid_rows == 8
+    assert all(o.row + o.grid[0] <= 8 for o in report.ops if o.grid)
+
+
+@pytest.mark.parametrize("rows", [[0], [6], [12], [3, 3], list(range(1, 6)) + list(range(7, 12))])
+def test_only_rows_1_to_5_and_7_to_11_are_harvestable(rows):
+    with pytest.raises(ValueError, match="harvest"):
+        get_board("wh_n150", harvested_rows=rows)
+
+
+def test_unknown_board_is_a_clear_error():
+    with pytest.raises(ValueError, match="device_config"):
+        get_board("gs_e999")
+
+
+# ---- exact epoch arithmetic ----------------------------------------------------------------------
+def test_one_pinned_matmul_epoch_by_hand():
+    # One matmul [64,128]x[128,96] pinned to 1x1 on wh_n150, microbatch 4 (4 runs of 1 sample):
+    #   op: 512 cycles per run (reading A: 8 tiles * 2048 B / 32 B per cycle)
+    #   prologue: weight 12 tiles * 2048 B = 24576 B / (288 GB/s * 0.92 / 1 GHz = 264.96 B/cycle)
+    #   epoch = switch + prologue + fill (512) + 3 more runs * 512
+    op = PerfOp("mm", "Matmul", ((64, 128), (128, 96)), (64, 96), ("x", "w"), math_fidelity=MathFidelity.LoFi)
+    report = estimate(OpGraph([op], {"w"}), PlacementConfig("wh_n150", op_sizes={"mm": (1, 1)}), microbatch=4)
+    expected = EPOCH_SWITCH_CYCLES + 24576 / 264.96 + 512 + 3 * 512
+    assert report.cycles == pytest.approx(expected)
+    assert report.samples_per_second == pytest.approx(4 / (expected * 1e-9))
+    assert report.op("mm").cycles == 512 and report.op("mm").grid == (1, 1)
+
+
+def test_transfers_cross_pcie_at_the_measured_rates():
+    # h2d 1 tile of Float16_b (2048 B) at 24 GB/s, d2h the same at 11 GB/s, once per run, 2 runs.
+    op = PerfOp("relu", "Relu", ((32, 32),), (32, 32), ("x",))
+    from buda_runtime_sim.perf import HostTransfer
+
+    graph = OpGraph([op], set(), [HostTransfer("x", "h2d", (32, 32), DataFormat.Float16_b),
+                                  HostTransfer("relu", "d2h", (32, 32), DataFormat.Float16_b)])
+    report = estimate(graph, microbatch=2)
+    assert report.transfer_seconds == pytest.approx(2 * 2048 / 24e9 + 2 * 2048 / 11e9)
+
+
+# ---- balancer and placer -------------------------------------------------------------------------
+def test_placements_stay_on_the_grid_and_never_overlap():
+    report = estimate(mlp_graph(layers=12), PlacementConfig("gs_e150"), microbatch=64)
+    rows, cols = report.board.grid_shape
+    taken = {}
+    for o in report.ops:
+        assert o.grid is not None
+        assert 0 <= o.row and o.row + o.grid[0] <= rows and 0 <= o.col and o.col + o.grid[1] <= cols
+        for r in range(o.row, o.row + o.grid[0]):
+            for c in range(o.col, o.col + o.grid[1]):
+                assert (o.epoch, o.chip, r, c) not in taken, f"{o.name} overlaps {taken[(o.epoch, o.chip, r, c)]}"
+                taken[(o.epoch, o.chip, r, c)] = o.name
+
+
+def test_override_op_size_is_honoured():
+    report = estimate(mlp_graph(), PlacementConfig(op_sizes={"mm1": (3, 2)}), microbatch=8)
+    assert report.op("mm1").grid == (3, 2)
+    with pytest.raises(ValueError, match="does not fit"):
+        estimate(mlp_graph(), PlacementConfig("wh_n150", op_sizes={"mm1": (10, 1)}))
+
+
+def test_set_epoch_break_starts_a_new_epoch():
+    base = estimate(mlp_graph(layers=2, width=256, rows=64), microbatch=8)
+    assert len(base.epochs) == 1
+    broken = estimate(mlp_graph(layers=2, width=256, rows=64), PlacementConfig(epoch_breaks=["mm1"]), microbatch=8)
+    assert len(broken.epochs) == 2
+    assert broken.op("relu0").epoch == 0 and broken.op("mm1").epoch == 1
+
+
+def test_place_on_one_row_gives_single_row_grids():
+    report = estimate(mlp_graph(), PlacementConfig(place_on_one_row=True), microbatch=8)
+    assert all(o.grid[0] == 1 for o in report.ops if o.grid)
+
+
+def test_chip_break_moves_an_op_to_the_next_chip():
+    report = estimate(mlp_graph(layers=2, width=256, rows=64), PlacementConfig("wh_n300", chip_breaks="mm1"),
+                      microbatch=8)
+    assert report.op("mm0").chip == 0 and report.op("mm1").chip == 1 and len(report.epochs) == 1
+
+
+def test_bigger_grid_never_slows_a_single_matmul_model():
+    graph = OpGraph([PerfOp("mm", "Matmul", ((512, 1024), (1024, 1024)), (512, 1024), ("x", "w"))], {"w"})
+    small = estimate(graph, PlacementConfig("gs_e150", harvested_rows=(1, 2, 3, 11)), microbatch=16)
+    big = estimate(graph, PlacementConfig("gs_e150"), microbatch=16)
+    assert big.samples_per_second >= small.samples_per_second
+
+
+def test_weights_only_ops_fold_and_transposes_take_no_cores():
+    ops = [PerfOp("t", "Transpose", ((96, 128),), (128, 96), ("w",)),
+           PerfOp("mm", "Matmul", ((64, 128), (128, 96)), (64, 96), ("x", "t")),
+           PerfOp("r", "Reshape", ((64, 96),), (1, 64, 96), ("mm",)),
+           PerfOp("relu", "Relu", ((1, 64, 96),), (1, 64, 96), ("r",))]
+    report = estimate(OpGraph(ops, {"w"}), microbatch=4)
+    assert report.op("t").kind == "folded" and report.op("r").kind == "tm"
+    assert report.op("t").grid is None and report.op("r").grid is None
+    assert report.op("mm").grid is not None and report.op("relu").grid is not None
+
+
+def test_more_epochs_from_a_full_grid():
+    # 24 big layers cannot all sit on one wh_n150 grid at a useful size
+    report = estimate(mlp_graph(layers=24, width=2048, rows=512), microbatch=64)
+    assert len(report.epochs) > 1
+    assert sum(e.ops for e in report.epochs) == 48
+
+
+def test_report_to_json_and_text(tmp_path):
+    report = estimate(mlp_graph(), microbatch=8)
+    data = json.loads(report.to_json(tmp_path / "r.json").read_text())
+    assert data["samples_per_second"] == pytest.approx(report.samples_per_second)
+    assert data["board"]["grid"] == [9, 8] and len(data["epochs"]) == len(report.epochs)
+    assert {"name", "op_type", "grid", "tiles", "data_format", "math_fidelity", "cycles"} <= set(data["ops"][0])
+    text = str(report)
+    assert "samples/s" in text and "mm3" in text and "Float16_b" in text

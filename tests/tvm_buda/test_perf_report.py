@@ -1,0 +1,110 @@
+"""perf_report on compiled models: rows, settings from CompilerConfig, graph breaks, report files."""
+
+import json
+
+import pytest
+import torch
+
+import tvm_buda
+from buda_runtime_sim.config import CompilerConfig
+from buda_runtime_sim.dataformat import DataFormat, MathFidelity
+from tvm_buda.demo_models import mlp
+from tvm_buda.perf_report import op_graph, perf_report
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def compile_mlp(tmp_path, name="mlp", **config):
+    """A math-heavy MLP (256 x 512 -> 1024 -> 512), compiled at batch 256."""
+    torch.manual_seed(0)
+    cfg = CompilerConfig(generated_modules_dir=str(tmp_path / name), **config)
+    return tvm_buda.compile_model(mlp(512, 1024, 512), (torch.randn(256, 512),), config=cfg, name=name)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    return compile_mlp(tmp_path_factory.mktemp("perf"))
+
+
+def test_rows_name_grid_tiles_format_fidelity_and_cycles(compiled):
+    report = perf_report(compiled, "wh_n150")
+    row = report.op("matmul_1")
+    assert row.op_type == "Matmul" and row.grid is not None and row.cycles > 0
+    assert row.tiles == (256 // 32) * (1024 // 32)
+    assert (row.data_format, row.math_fidelity) == ("Float16_b", "HiFi3")    # CompilerConfig defaults
+    assert report.op("transpose_0").kind == "folded"                         # weight transpose, compile time
+    assert report.samples_per_run == 256 and report.microbatch == 256
+    assert report.epochs and report.samples_per_second > 0 and 0 < report.math_utilisation < 1
+    text = str(report)
+    assert "matmul_1" in text and "wh_n150" in text and "samples/s" in text
+
+
+def test_lofi_is_never_slower_than_hifi4(tmp_path):
+    lofi = perf_report(compile_mlp(tmp_path, "lofi", default_math_fidelity=MathFidelity.LoFi))
+    hifi4 = perf_report(compile_mlp(tmp_path, "hifi4", default_math_fidelity=MathFidelity.HiFi4))
+    assert lofi.op("matmul_1").math_fidelity == "LoFi" and hifi4.op("matmul_1").math_fidelity == "HiFi4"
+    assert lofi.samples_per_second > hifi4.samples_per_second
+    assert lofi.op("matmul_1").math_cycles <= hifi4.op("matmul_1").math_cycles
+
+
+def test_fidelity_from_set_configuration_options():
+    from buda_runtime_sim.options import set_configuration_options
+
+    set_configuration_options(math_fidelity=MathFidelity.LoFi)      # generated files land in this test's tmp dir
+    torch.manual_seed(0)
+    model = tvm_buda.compile_model(mlp(), (torch.randn(4, 64),))
+    assert {r.math_fidelity for r in perf_report(model).ops} == {"LoFi"}
+
+
+def test_bfp8_moves_fewer_bytes_than_float16(tmp_path):
+    bfp8 = perf_report(compile_mlp(tmp_path, "bfp8", default_df_override=DataFormat.Bfp8_b))
+    fp16 = perf_report(compile_mlp(tmp_path, "fp16", default_df_override=DataFormat.Float16))
+    assert sum(t.bytes for t in bfp8.transfers) < sum(t.bytes for t in fp16.transfers)
+    assert bfp8.transfer_seconds < fp16.transfer_seconds
+    assert bfp8.samples_per_second >= fp16.samples_per_second
+
+
+def test_more_graph_breaks_never_make_a_model_faster(tmp_path, compiled):
+    broken = compile_mlp(tmp_path, "broken", cpu_fallback_ops={"nn.relu"})
+    assert broken.graph_breaks > compiled.graph_breaks
+    whole, split = perf_report(compiled), perf_report(broken)
+    assert split.graph_breaks == broken.graph_breaks
+    assert len(split.transfers) > len(whole.transfers)
+    assert split.samples_per_second < whole.samples_per_second
+    assert {o.name.split(".")[0] for o in split.ops if o.grid} == {"broken_0", "broken_1"}   # qualified per subgraph
+
+
+def test_placement_settings_come_from_compiler_config(tmp_path):
+    model = compile_mlp(tmp_path, "placed", op_size_overrides={"matmul_1": (2, 3)}, epoch_breaks=["matmul_5"],
+                        device_config="gs_e150", harvested_rows=[1, 11])
+    report = perf_report(model)
+    assert report.board.name == "gs_e150" and report.board.grid_shape == (8, 12)
+    assert report.op("matmul_1").grid == (2, 3)
+    assert report.op("matmul_5").epoch == report.op("matmul_1").epoch + 1
+    # keywords override the config
+    assert perf_report(model, "wh_n150", harvested_rows=[]).board.grid_shape == (10, 8)
+
+
+def test_microbatch_scales_runs(compiled):
+    one, four = perf_report(compiled), perf_report(compiled, microbatch=1024)
+    assert (one.runs, four.runs) == (1, 4)
+    assert four.samples_per_second > one.samples_per_second   # switch and fill amortised
+
+
+def test_report_files_are_well_formed(compiled, tmp_path):
+    report = perf_report(compiled, "wh_n300")
+    data = json.loads(report.to_json(tmp_path / "out" / "report.json").read_text())
+    assert data["board"]["name"] == "wh_n300" and data["ops"] and data["epochs"]
+    assert data["samples_per_second"] == pytest.approx(report.samples_per_second)
+    paths = report.plot(tmp_path / "pics" / "mlp.png")
+    assert len(paths) == len(report.epochs)
+    for path in paths:
+        assert path.name.startswith("mlp_epoch") and path.read_bytes()[:8] == PNG_MAGIC
+    assert all(p.read_bytes()[:8] == PNG_MAGIC for p in report.plot(tmp_path / "dir"))
+
+
+def test_op_graph_reads_only_static_shapes(compiled):
+    graph = op_graph(compiled)
+    assert [t.direction for t in graph.transfers] == ["h2d", "d2h"]
+    assert graph.transfers[0].shape == (256, 512)
+    assert all(op.output_shape for op in graph.ops)
