@@ -16,7 +16,12 @@ from .target import PIPELINE_NAME, TARGET_TAG
 def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledModel:
     state = BuildState(config, imported.name, imported.params, imported.framework)
     with active_build(state):
-        executable = tvm.compile(imported.mod, target=TARGET_TAG, relax_pipeline=PIPELINE_NAME)
+        try:
+            executable = tvm.compile(imported.mod, target=TARGET_TAG, relax_pipeline=PIPELINE_NAME)
+        except Exception:
+            if state.error is not None:
+                raise state.error from None
+            raise
     main = imported.mod["main"]
     weight_names = [v.name for v in main.params[len(imported.inputs):]]
     return CompiledModel(imported, executable, weight_names, state.subgraphs, state.summary, config)
@@ -37,6 +42,9 @@ def build(mod: tvm.IRModule, params=None, config: CompilerConfig | None = None, 
     weight_positions = [i for i, v in enumerate(main.params) if v.name in params]
     if weight_positions and weight_positions != list(range(len(inputs), len(main.params))):
         raise ValueError("build: weight parameters of 'main' must come after all runtime inputs")
+    if params and (main.attrs is None or "num_input" not in main.attrs):
+        mod = tvm.IRModule({**{gv: f for gv, f in mod.functions.items()},
+                            mod.get_global_var("main"): main.with_attr("num_input", len(inputs))}, attrs=mod.attrs)
     imported = ImportedModel(name, "relax", mod, params, inputs,
                              "tuple" if isinstance(main.ret_ty, tvm.relax.TupleType) else "single")
     return build_imported(imported, resolve_config(config))

@@ -29,6 +29,7 @@ class BuildState:
     partitioned: object = None                       # IRModule after partitioning (for reports)
     subgraphs: list = field(default_factory=list)    # (DeviceSubgraph, ModuleGraph), in call order
     summary: object = None                           # PartitionSummary
+    error: Exception | None = None                   # a user-facing error raised inside the pipeline
 
     @property
     def output_dir(self) -> Path:

@@ -6,13 +6,16 @@ from the op table), and one public `partition_for_buda`.
 
 from __future__ import annotations
 
+import threading
+
 import tvm
 from tvm import relax
 from tvm.relax.backend.pattern_registry import get_patterns_with_prefix, register_patterns
 from tvm.relax.dpl import is_op, wildcard
 from tvm.relax.transform import PatternCheckContext
 
-from .op_table import OP_TABLE, OPS_BY_RELAX_NAME, supported_on_device
+from .fallback import DataflowGraph, forced_host_ops, where
+from .op_table import OP_TABLE, supported_on_device
 
 PATTERN_PREFIX = "buda."
 
@@ -20,8 +23,14 @@ PATTERN_PREFIX = "buda."
 _FALLBACK_ALIASES = {"embedding": "relax.take", "cumsum": "relax.cumsum", "take": "relax.take"}
 
 
+_policy = threading.local()  # calls the fallback policy keeps on the host, during one partition
+
+
 def _check(context: PatternCheckContext) -> bool:
-    return supported_on_device(context.annotated_expr["root"])
+    root = context.annotated_expr["root"]
+    if root in getattr(_policy, "host_calls", ()):
+        return False
+    return supported_on_device(root)
 
 
 def _patterns():
@@ -34,34 +43,67 @@ register_patterns(list(_patterns()))
 
 
 def relax_op_name(name: str) -> str:
-    """Normalise a user's op name ("embedding", "take", "relax.take", "layernorm") to a Relax op name."""
+    """Normalise a user's op name ("embedding", "take", "relax.take", "gelu", "nn.gelu") to a Relax op name."""
     key = name.strip().lower()
     if key.startswith("relax."):
         return key
     if key in _FALLBACK_ALIASES:
         return _FALLBACK_ALIASES[key]
     for entry in OP_TABLE:
-        if key == entry.name or key in entry.fallback_aliases:
+        if key in (entry.name, entry.name.removeprefix("nn.")) or key in entry.fallback_aliases:
             return entry.relax_op
     return "relax." + key
 
 
-def device_patterns(cpu_fallback_ops=()):
-    """Registered buda patterns, highest priority first, minus ops forced onto the host."""
-    host_only = {relax_op_name(n) for n in cpu_fallback_ops}
-    excluded = {PATTERN_PREFIX + OPS_BY_RELAX_NAME[op].name for op in host_only if op in OPS_BY_RELAX_NAME}
-    return [p for p in get_patterns_with_prefix(PATTERN_PREFIX) if p.name not in excluded]
+def device_patterns():
+    """Registered buda patterns, highest priority first."""
+    return get_patterns_with_prefix(PATTERN_PREFIX)
 
 
-def partition_for_buda(mod: tvm.IRModule, cpu_fallback_ops=()) -> tvm.IRModule:
-    """Group device-supported ops into functions marked Codegen="buda"; the rest stays on the host."""
+class UnsupportedOpError(RuntimeError):
+    """An op the device cannot run, with CPU fallback disabled."""
+
+
+def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
+    """Group device-supported ops into functions marked Codegen="buda"; the rest stays on the host.
+
+    config: a CompilerConfig (fallback policy); None means PyBuda's defaults.
+    """
+    if config is None:
+        from buda_runtime_sim.config import CompilerConfig
+
+        config = CompilerConfig()
+    main = mod["main"]
+    num_inputs = int(main.attrs["num_input"]) if main.attrs is not None and "num_input" in main.attrs else None
+    graph = DataflowGraph.of(main, num_inputs)
+    host = set()
+    if config.enable_tvm_cpu_fallback:
+        fallback = {relax_op_name(n) for n in config.cpu_fallback_ops}
+        host = forced_host_ops(graph, fallback, config.enable_tm_cpu_fallback, config.tm_cpu_fallback_max_depth)
+    host_calls = {binding.value for block in main.body.blocks for binding in block.bindings if binding.var in host}
     seq = tvm.transform.Sequential(
         [
-            relax.transform.FuseOpsByPattern(
-                device_patterns(cpu_fallback_ops), bind_constants=False, annotate_codegen=False
-            ),
+            relax.transform.FuseOpsByPattern(device_patterns(), bind_constants=False, annotate_codegen=False),
             relax.transform.MergeCompositeFunctions(),
         ],
         name="partition_for_buda",
     )
-    return seq(mod)
+    _policy.host_calls = host_calls
+    try:
+        partitioned = seq(mod)
+    finally:
+        _policy.host_calls = ()
+    if not config.enable_tvm_cpu_fallback:
+        _require_all_on_device(partitioned, num_inputs)
+    return partitioned
+
+
+def _require_all_on_device(mod: tvm.IRModule, num_inputs) -> None:
+    graph = DataflowGraph.of(mod["main"], num_inputs)
+    left = [v for v in graph.order if v in graph.ops]
+    if left:
+        listed = "; ".join(where(graph, v) for v in left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+        raise UnsupportedOpError(
+            f"CPU fallback is disabled (enable_tvm_cpu_fallback=False) but {len(left)} op(s) cannot run on the "
+            f"device: {listed}. Enable CPU fallback, or change the model to avoid these ops."
+        )

@@ -27,8 +27,11 @@ def buda_pipeline():
     def _pipeline(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
         state = current_build()
         mod = buda_pass_pipeline()(mod)
-        fallback = state.config.cpu_fallback_ops if state.config.enable_tvm_cpu_fallback else ()
-        mod = partition_for_buda(mod, fallback)
+        try:
+            mod = partition_for_buda(mod, state.config)
+        except Exception as exc:  # TVM's FFI turns exceptions into RuntimeError: keep the original
+            state.error = exc
+            raise
         mod = BudaCodegen(state)(mod)
         mod = relax.transform.RunCodegen()(mod)
         return relax.get_pipeline("default")(mod)
