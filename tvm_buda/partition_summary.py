@@ -6,7 +6,10 @@ reports the same thing without TVM.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import tvm
 from tvm import relax
@@ -20,6 +23,7 @@ class Step:
     op: str                       # Relax op name (host) or generated module name (device)
     input_shapes: list = field(default_factory=list)
     output_shapes: list = field(default_factory=list)
+    inputs_from: list = field(default_factory=list)  # indices of the steps producing its inputs
 
 
 @dataclass
@@ -50,6 +54,31 @@ class PartitionSummary:
     def from_dict(cls, data: dict) -> "PartitionSummary":
         return cls([Step(**s) for s in data["steps"]], list(data["device_ops"]), list(data["cpu_ops"]))
 
+    def to_dot(self) -> str:
+        """The execution graph in graphviz dot: device steps green, host steps grey."""
+        lines = ["digraph partition {", "  rankdir=TB;", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
+        for i, step in enumerate(self.steps):
+            colour = "#9fd89f" if step.kind == "device" else "#d9d9d9"
+            label = f"{step.op}\\n{' '.join(str(tuple(s)) for s in step.output_shapes)}"
+            lines.append(f'  s{i} [label="{label}", fillcolor="{colour}"];')
+        for i, step in enumerate(self.steps):
+            for j in step.inputs_from:
+                lines.append(f"  s{j} -> s{i};")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def write_graph(self, path) -> Path:
+        """Write <path>.dot, and <path>.png too when graphviz's `dot` is installed; returns the file written last."""
+        path = Path(path)
+        dot_path = path.with_suffix(".dot")
+        dot_path.parent.mkdir(parents=True, exist_ok=True)
+        dot_path.write_text(self.to_dot())
+        if shutil.which("dot"):
+            png = path.with_suffix(".png")
+            subprocess.run(["dot", "-Tpng", str(dot_path), "-o", str(png)], check=True, capture_output=True)
+            return png
+        return dot_path
+
     def __str__(self) -> str:
         lines = [
             f"device subgraphs: {self.num_device_subgraphs}, graph breaks: {self.graph_breaks}, "
@@ -71,18 +100,27 @@ def _shapes(expr) -> list:
 
 def summarize(mod: tvm.IRModule, module_names: dict, device_ops: list[str]) -> PartitionSummary:
     """module_names: device GlobalVar name -> generated module name."""
+    from .fallback import _vars_in
+
     steps = []
+    producer = {}  # Var -> index of the step that (ultimately) produced it
     main = mod["main"]
     for block in main.body.blocks:
         for binding in block.bindings:
             value = binding.value
-            if not isinstance(value, relax.Call):
+            sources = sorted({producer[v] for v in _vars_in(value) if v in producer})
+            if not isinstance(value, relax.Call) or not isinstance(value.op, (tvm.ir.GlobalVar, tvm.ir.Op)):
+                if len(sources) == 1:  # tuple access or alias: same producer
+                    producer[binding.var] = sources[0]
                 continue
             ins = [list(static_shape(a)) for a in value.args if isinstance(getattr(a, "ty", None), relax.TensorType)]
             outs = _shapes(binding.var)
-            if isinstance(value.op, tvm.ir.GlobalVar) and value.op.name_hint in module_names:
-                steps.append(Step("device", module_names[value.op.name_hint], ins, outs))
-            elif isinstance(value.op, tvm.ir.Op):
-                steps.append(Step("host", value.op.name.removeprefix("relax."), ins, outs))
+            if isinstance(value.op, tvm.ir.GlobalVar):
+                if value.op.name_hint not in module_names:
+                    continue
+                steps.append(Step("device", module_names[value.op.name_hint], ins, outs, sources))
+            else:
+                steps.append(Step("host", value.op.name.removeprefix("relax."), ins, outs, sources))
+            producer[binding.var] = len(steps) - 1
     cpu_ops = [s.op for s in steps if s.kind == "host"]
     return PartitionSummary(steps, device_ops, cpu_ops)
