@@ -35,15 +35,12 @@ EXP_CYCLES_PER_TILE = 1771                          # fitted backend model (Worm
 # Instructions per SFPU pass. Exp is derived from the fitted figure; the others are estimates:
 # transcendental-like functions cost about an exp, Newton-iteration functions about half, and
 # clamps a couple of instructions.
+_EXP = EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE
 SFPU_INSTRUCTIONS = {
-    "Exp": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
-    "Gelu": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
-    "Sigmoid": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
-    "Silu": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
-    "Tanh": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
-    "Log": EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE,
+    **dict.fromkeys(("Exp", "Gelu", "Sigmoid", "Silu", "Tanh", "Log", "Sin", "Cos", "Erf"), _EXP),
+    "Pow": 2 * _EXP, "Power": 2 * _EXP,             # exp(b * log(a))
     "Reciprocal": 24, "Sqrt": 24,
-    "Relu": 1, "Abs": 1, "Relu6": 2, "Clip": 2, "LeakyRelu": 2,
+    "Relu": 1, "Abs": 1, "LogicalNot": 1, "Relu6": 2, "Clip": 2, "LeakyRelu": 2,
 }
 # L1 share a core may spend on resident weights (the rest buffers activations); weights that do
 # not fit are re-read from DRAM/NoC every run instead.
@@ -124,8 +121,11 @@ def _nchw(shape, channel_last: bool) -> tuple[int, int, int, int]:
 def _conv_geometry(op: PerfOp) -> Geometry:
     channel_last = bool(op.attrs.get("channel_last", False))
     n, cin, _, _ = _nchw(op.input_shapes[0], channel_last)
-    cout, cin_g, kh, kw = (int(d) for d in op.input_shapes[1])
-    _, _, ho, wo = _nchw(op.output_shape, channel_last)
+    _, cout, ho, wo = _nchw(op.output_shape, channel_last)
+    w0, w1, kh, kw = (int(d) for d in op.input_shapes[1])
+    # Conv2d weights are [Cout, Cin/g, kh, kw]; Conv2dTranspose weights [Cin, Cout/g, kh, kw], run as a
+    # conv over the zero-stuffed input, so every output pixel still takes Cin/g * kh * kw MACs.
+    cin_g = w0 // max(1, cout // w1) if op.op_type == "Conv2dTranspose" else w1
     groups = max(1, cin // cin_g)
     rt, taps = ceil_tiles(ho * wo), kh * kw
     macs = n * ho * wo * cin_g * taps * cout
@@ -199,6 +199,8 @@ def _math_cycles(op: PerfOp, geom: Geometry, board: Board, tiles, tile_rows, pha
         return tiles * REDUCE_CYCLES_PER_TILE
     if kind == K.SOFTMAX:  # max, subtract, exp, sum, multiply by 1/sum (one reciprocal per row)
         per_tile = SOFTMAX_TILE_OPS + sfpu_cycles_per_tile("Exp") + ELTWISE_CYCLES_PER_TILE * phases
+        if op.attrs.get("stable") is False:  # enable_stable_softmax=False: no max, no subtract
+            per_tile -= REDUCE_CYCLES_PER_TILE + ELTWISE_CYCLES_PER_TILE
         return tiles * per_tile + tile_rows * sfpu_cycles_per_tile("Reciprocal")
     if kind == K.LAYERNORM:  # mean, subtract, square, var, 1/sqrt per row, scale, gamma, beta
         per_tile = LAYERNORM_TILE_OPS + 3 * ELTWISE_CYCLES_PER_TILE * phases

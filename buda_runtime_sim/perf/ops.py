@@ -21,19 +21,23 @@ SOFTMAX, LAYERNORM, MOVE, TM = "softmax", "layernorm", "move", "tm"
 
 OP_KINDS: dict[str, str] = {
     "Matmul": MATMUL, "SparseMatmul": MATMUL,
-    "Conv2d": CONV,
+    "Conv2d": CONV, "Conv2dTranspose": CONV,
     "MaxPool2d": POOL, "AvgPool2d": POOL,
-    "Add": BINARY, "Subtract": BINARY, "Max": BINARY, "Min": BINARY,
+    "Add": BINARY, "Subtract": BINARY, "Max": BINARY, "Min": BINARY, "Where": BINARY, "Heaviside": BINARY,
+    "Equal": BINARY, "NotEqual": BINARY, "Greater": BINARY, "GreaterEqual": BINARY, "Less": BINARY,
+    "LessEqual": BINARY, "LogicalAnd": BINARY, "LogicalOr": BINARY,
     "Multiply": MULTIPLY, "Divide": MULTIPLY,
     "Relu": SFPU, "Relu6": SFPU, "Clip": SFPU, "Gelu": SFPU, "Exp": SFPU, "Log": SFPU, "Sigmoid": SFPU,
     "Tanh": SFPU, "Sqrt": SFPU, "Reciprocal": SFPU, "Abs": SFPU, "LeakyRelu": SFPU, "Silu": SFPU,
-    "ReduceSum": REDUCE, "ReduceAvg": REDUCE, "ReduceMax": REDUCE,
-    "nn.Softmax": SOFTMAX, "Softmax": SOFTMAX,
+    "Sin": SFPU, "Cos": SFPU, "Erf": SFPU, "Pow": SFPU, "Power": SFPU, "LogicalNot": SFPU,
+    "ReduceSum": REDUCE, "ReduceAvg": REDUCE, "ReduceMax": REDUCE, "ReduceMin": REDUCE, "Argmax": REDUCE,
+    "nn.Softmax": SOFTMAX, "Softmax": SOFTMAX, "nn.LogSoftmax": SOFTMAX, "LogSoftmax": SOFTMAX,
     "nn.Layernorm": LAYERNORM, "Layernorm": LAYERNORM,
-    "Concatenate": MOVE, "Buffer": MOVE, "Nop": MOVE,
+    "Concatenate": MOVE, "BinaryStack": MOVE, "Buffer": MOVE, "Nop": MOVE,
     # Tensor manipulations ride on the edges between ops (PyBuda applies them while data moves):
     "Transpose": TM, "Permute": TM, "Reshape": TM, "Identity": TM, "Squeeze": TM, "Unsqueeze": TM,
-    "Flatten": TM, "Broadcast": TM, "Index": TM, "Select": TM,
+    "Flatten": TM, "Broadcast": TM, "BroadcastTo": TM, "Index": TM, "Select": TM, "Pad": TM, "Cast": TM,
+    "HSlice": TM, "HStack": TM, "VSlice": TM, "VStack": TM, "Constant": TM,
 }
 
 

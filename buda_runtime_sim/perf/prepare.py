@@ -79,6 +79,8 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
                 source[op.value] = source[activations[0]]
             prepared.append(PreparedOp(op, EDGE_TM, producers=producers))
             continue
+        if not op.output_shape and not any(op.input_shapes):
+            raise ValueError(f"op {op.name!r} ({op.op_type}) has no static shapes; the perf model needs them")
         geom = geometry(op, weights)
         table = grid_cycles(op, geom, board, grid_r, grid_c)
         allowed = _allowed_grids(op.name, geom, board, config, grid_r, grid_c)

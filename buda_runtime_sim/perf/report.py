@@ -117,6 +117,12 @@ class PerfReport:
 
         return plot_epochs(self, path)
 
+    def save(self, directory) -> list[Path]:
+        """Everything a `tvm-buda report` leaves behind: <model>_perf.json and one PNG per epoch."""
+        directory = Path(directory)
+        stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in self.model) or "model"
+        return [self.to_json(directory / f"{stem}_perf.json")] + self.plot(directory / f"{stem}_placement.png")
+
     def summary(self) -> str:
         b = self.board
         harvested = f", harvested rows {list(b.harvested_rows)}" if b.harvested_rows else ""

@@ -101,3 +101,17 @@ def test_conv_is_a_matmul_on_the_im2col_matrix():
 def test_model_peak_matches_the_published_wormhole_figures():
     # 72 cores * 2048 MACs per cycle * 2 FLOPs * 1 GHz = 295 TFLOPS at LoFi; published BFP8 148 (HiFi2), FP16 74 (HiFi4)
     assert round(peak_tflops(WH, 2)) == 147 and round(peak_tflops(WH, 4)) == 74
+
+
+def test_unstable_softmax_skips_the_max_and_subtract():
+    # enable_stable_softmax=False drops one reduction (4) and one subtract (8) per tile: 2 tiles -> 24 cycles
+    stable = PerfOp("sm", "Softmax", ((32, 64),), (32, 64), ("a",), attrs={"stable": True})
+    unstable = PerfOp("sm", "Softmax", ((32, 64),), (32, 64), ("a",), attrs={"stable": False})
+    assert cycles(stable, WH, 1, 1, weights=())[1] - cycles(unstable, WH, 1, 1, weights=())[1] == 24
+
+
+def test_transposed_conv_reads_its_weight_layout():
+    # ConvTranspose 64 -> 32 channels, 2x2 kernel, 14x14 -> 28x28: weight [Cin=64, Cout=32, 2, 2]
+    op = PerfOp("up", "Conv2dTranspose", ((1, 64, 14, 14), (64, 32, 2, 2)), (1, 32, 28, 28), ("x", "w"))
+    g = geometry(op, {"w"})
+    assert (g.kind, g.rt, g.kt, g.ct) == ("conv", 25, 8, 1)   # 784 rows, K = 64*4 = 256, N = 32

@@ -145,3 +145,18 @@ def test_report_to_json_and_text(tmp_path):
     assert {"name", "op_type", "grid", "tiles", "data_format", "math_fidelity", "cycles"} <= set(data["ops"][0])
     text = str(report)
     assert "samples/s" in text and "mm3" in text and "Float16_b" in text
+
+
+def test_ops_without_static_shapes_are_a_clear_error():
+    with pytest.raises(ValueError, match="static shapes"):
+        estimate(OpGraph([PerfOp("mm", "Matmul", (), (), ("x", "w"))], {"w"}))
+
+
+def test_the_perf_model_imports_neither_tvm_nor_torch_nor_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys, buda_runtime_sim.perf; "
+            "bad = [m for m in ('tvm', 'torch', 'matplotlib') if m in sys.modules]; assert not bad, bad")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

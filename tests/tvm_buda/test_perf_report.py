@@ -101,6 +101,9 @@ def test_report_files_are_well_formed(compiled, tmp_path):
     for path in paths:
         assert path.name.startswith("mlp_epoch") and path.read_bytes()[:8] == PNG_MAGIC
     assert all(p.read_bytes()[:8] == PNG_MAGIC for p in report.plot(tmp_path / "dir"))
+    saved = report.save(tmp_path / "saved")          # what `tvm-buda report` writes
+    assert saved[0].name == "mlp_perf.json" and json.loads(saved[0].read_text())["model"] == "mlp"
+    assert [p.suffix for p in saved[1:]] == [".png"] * len(report.epochs)
 
 
 def test_op_graph_reads_only_static_shapes(compiled):
