@@ -1,22 +1,38 @@
-"""From an op call to a kernel: operand conversion, numerics lookup, recording."""
+"""From an op call to a kernel: operand conversion, numerics lookup, error naming, recording."""
 
 from __future__ import annotations
 
+import functools
+
 from .. import context
 from ..module import Constant, Module, Parameter
-from ..ops import get_kernel
+from ..ops import OpArgumentError, get_kernel
 from ..tensor import Tensor
 
 
+def pybuda_op(fn):
+    """Mark a public op function; accepts PyBuda's older spelling with a leading module argument
+    (`Matmul(self, "mm", a, b)`), which is ignored."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if args and isinstance(args[0], Module):
+            args = args[1:]
+        return fn(*args, **kwargs)
+
+    return call
+
+
 def run_op(op_type: str, name, inputs: list, **attrs) -> Tensor:
-    if isinstance(name, Module):  # old style: Op(self, "name", ...)
-        name, inputs = inputs[0], list(inputs[1:])
     if not isinstance(name, str):
         raise TypeError(f"{op_type}: the first argument must be the op name (a string), got {type(name).__name__}")
     ctx = context.current()
     numerics = ctx.numerics.resolve(op_type, name)
     tensors = [_as_tensor(op_type, name, i, x, numerics) for i, x in enumerate(inputs)]
-    result = get_kernel(op_type)(tensors, attrs, numerics)
+    try:
+        result = get_kernel(op_type)(tensors, attrs, numerics)
+    except OpArgumentError as exc:
+        raise exc.naming(f"{op_type} {name!r}") from None
     if ctx.record_trace:
         ctx.trace.append(context.OpRecord(op_type, name, [t.shape for t in tensors], result.shape, numerics, attrs))
     if name in ctx.save_intermediates:
@@ -28,9 +44,9 @@ def _as_tensor(op_type: str, name: str, index: int, x, numerics) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if isinstance(x, Parameter):
-        return x.device_tensor(numerics.weight_df or numerics.output_df)
+        return x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df)
     if isinstance(x, Constant):
-        return Tensor.from_array(x.value, numerics.weight_df or numerics.output_df)
+        return Tensor.from_array(x.value, numerics.weight_df if numerics.weight_df is not None else numerics.output_df)
     if x is None:
         raise TypeError(f"{op_type} {name!r}: operand {index} is None")
     try:

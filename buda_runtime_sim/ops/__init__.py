@@ -1,6 +1,7 @@
 """Op kernels, keyed by PyBuda op name. Importing this package registers all of them."""
 
-from . import eltwise, matmul, nn, tm  # noqa: F401  (registration side effects)
+from . import compare, conv, eltwise, matmul, nn, pool, reduce, sfpu, slicing, tm  # noqa: F401  (registration)
+from .common import OpArgumentError
 from .registry import KERNELS, get_kernel
 
-__all__ = ["KERNELS", "get_kernel"]
+__all__ = ["KERNELS", "OpArgumentError", "get_kernel"]

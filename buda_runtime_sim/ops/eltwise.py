@@ -1,4 +1,5 @@
-"""Elementwise kernels: binary math, FPU and SFPU unary functions."""
+"""Elementwise binary math on the FPU: add, subtract, multiply (with fidelity), divide, max, min,
+power and heaviside, with numpy broadcasting."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 
 from ..fidelity import fidelity_multiply
 from ..tensor import Tensor, pad, zero_padding
+from .common import broadcast_shape
 from .registry import kernel
 
 
@@ -14,18 +16,19 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
 
     keeps_zero: fn(0, 0) == 0, so padding stays zero when both operands share a layout.
     """
-    if a.shape == b.shape:
-        out = fn(a.padded, b.padded)
-        if not keeps_zero:
-            zero_padding(out, a.shape)
-        return Tensor.from_padded(out, a.shape, numerics.output_df)
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    if shape == a.shape and a.ndim >= 2 and _is_row(b, a):  # bias row or scalar across a tensor
-        out = zero_padding(fn(a.padded, _row(b)), shape)
-    elif shape == b.shape and b.ndim >= 2 and _is_row(a, b):
-        out = zero_padding(fn(_row(a), b.padded), shape)
-    else:
-        out = pad(fn(a.logical(), b.logical()))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if a.shape == b.shape:
+            out = np.asarray(fn(a.padded, b.padded), dtype=np.float32)
+            if not keeps_zero:
+                zero_padding(out, a.shape)
+            return Tensor.from_padded(out, a.shape, numerics.output_df)
+        shape = broadcast_shape(a.shape, b.shape)
+        if shape == a.shape and a.ndim >= 2 and _is_row(b, a):  # bias row or scalar across a tensor
+            out = zero_padding(np.asarray(fn(a.padded, _row(b)), dtype=np.float32), shape)
+        elif shape == b.shape and b.ndim >= 2 and _is_row(a, b):
+            out = zero_padding(np.asarray(fn(_row(a), b.padded), dtype=np.float32), shape)
+        else:
+            out = pad(fn(a.logical(), b.logical()))
     return Tensor.from_padded(out, shape, numerics.output_df)
 
 
@@ -38,11 +41,10 @@ def _row(t: Tensor) -> np.ndarray:
     return t.padded[0, :1] if t.shape in ((), (1,)) else t.padded[0]
 
 
-def unary(a: Tensor, fn, numerics) -> Tensor:
-    out = np.asarray(fn(a.padded), dtype=np.float32)
-    if not np.all(fn(np.zeros(1, np.float32)) == 0):
-        zero_padding(out, a.shape)
-    return Tensor.from_padded(out, a.shape, numerics.output_df)
+def multiply_with_fidelity(x: np.ndarray, y: np.ndarray, numerics) -> np.ndarray:
+    """The FPU multiply: operands split into fidelity phases (see fidelity.py)."""
+    x, y = np.broadcast_arrays(np.asarray(x, np.float32), np.asarray(y, np.float32))
+    return fidelity_multiply(x, y, numerics.math_fidelity)
 
 
 @kernel("Add")
@@ -57,10 +59,17 @@ def subtract(inputs, attrs, numerics):
 
 @kernel("Multiply")
 def multiply(inputs, attrs, numerics):
-    def mul(x, y):
-        return fidelity_multiply(x, y, numerics.math_fidelity)
+    return binary(inputs[0], inputs[1], lambda x, y: multiply_with_fidelity(x, y, numerics), numerics, keeps_zero=True)
 
-    return binary(inputs[0], inputs[1], mul, numerics, keeps_zero=True)
+
+@kernel("Divide")
+def divide(inputs, attrs, numerics):
+    """a / b as the hardware does it: a times the SFPU reciprocal of b."""
+
+    def fn(x, y):
+        return multiply_with_fidelity(x, np.reciprocal(np.asarray(y, np.float32)), numerics)
+
+    return binary(inputs[0], inputs[1], fn, numerics, keeps_zero=False)
 
 
 @kernel("Max")
@@ -68,22 +77,18 @@ def maximum(inputs, attrs, numerics):
     return binary(inputs[0], inputs[1], np.maximum, numerics, keeps_zero=True)
 
 
-@kernel("Relu")
-def relu(inputs, attrs, numerics):
-    threshold = float(attrs.get("threshold", 0.0))
-    mode = attrs.get("mode", "min")
-    if mode == "min":
-        return unary(inputs[0], lambda x: np.where(x > threshold, x, 0.0).astype(np.float32), numerics)
-    return unary(inputs[0], lambda x: np.where(x < threshold, x, 0.0).astype(np.float32), numerics)
+@kernel("Min")
+def minimum(inputs, attrs, numerics):
+    return binary(inputs[0], inputs[1], np.minimum, numerics, keeps_zero=True)
 
 
-@kernel("Gelu")
-def gelu(inputs, attrs, numerics):
-    import torch
+@kernel("Power")
+def power(inputs, attrs, numerics):
+    """a ** b elementwise (0 ** 0 == 1, so padding is cleared afterwards)."""
+    return binary(inputs[0], inputs[1], np.power, numerics, keeps_zero=False)
 
-    approximate = attrs.get("approximate", "none")
 
-    def fn(x):
-        return torch.nn.functional.gelu(torch.from_numpy(np.ascontiguousarray(x)), approximate=approximate).numpy()
-
-    return unary(inputs[0], fn, numerics)
+@kernel("Heaviside")
+def heaviside(inputs, attrs, numerics):
+    """0 where a < 0, b where a == 0, 1 where a > 0 (torch.heaviside)."""
+    return binary(inputs[0], inputs[1], np.heaviside, numerics, keeps_zero=True)

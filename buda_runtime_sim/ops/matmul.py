@@ -6,21 +6,35 @@ import numpy as np
 
 from ..fidelity import fidelity_matmul
 from ..tensor import Tensor, pad
+from .common import OpArgumentError, broadcast_shape
 from .eltwise import binary
 from .registry import kernel
+
+
+def matmul_with_fidelity(a: np.ndarray, b: np.ndarray, numerics) -> np.ndarray:
+    """a @ b through the matrix unit (a to SrcB, b to SrcA), batch dims broadcast."""
+    return fidelity_matmul(a, b, numerics.math_fidelity, numerics.accumulate_df)
 
 
 @kernel("Matmul")
 def matmul(inputs, attrs, numerics):
     a, b = inputs[0], inputs[1]
+    inner_a = a.shape[-1] if a.ndim else 1
+    inner_b = (b.shape[-2] if b.ndim >= 2 else b.shape[0]) if b.ndim else 1
+    if a.ndim == 0 or b.ndim == 0 or inner_a != inner_b:
+        raise OpArgumentError("operandB", f"of shape {b.shape} cannot multiply operandA of shape {a.shape}")
     if a.ndim >= 2 and b.ndim >= 2:
         # Padding is zero in both inner dims, so the padded product equals the logical one.
-        out = fidelity_matmul(a.padded, b.padded, numerics.math_fidelity, numerics.accumulate_df)
-        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        out = matmul_with_fidelity(a.padded, b.padded, numerics)
+        shape = batch + (a.shape[-2], b.shape[-1])
     else:
-        result = fidelity_matmul(a.logical(), b.logical(), numerics.math_fidelity, numerics.accumulate_df)
-        shape, out = result.shape, pad(result)
-    result = Tensor.from_padded(out, shape, numerics.output_df)
+        values = matmul_with_fidelity(a.logical(), b.logical(), numerics)
+        shape, out = values.shape, pad(values)
+    product = Tensor.from_padded(out, shape, numerics.output_df)
     if len(inputs) > 2:
-        result = binary(result, inputs[2], np.add, numerics, keeps_zero=True)
-    return result
+        bias = inputs[2]
+        if broadcast_shape(shape, bias.shape, "bias") != shape:
+            raise OpArgumentError("bias", f"of shape {bias.shape} does not broadcast to the product's shape {shape}")
+        product = binary(product, bias, np.add, numerics, keeps_zero=True)
+    return product

@@ -1,58 +1,94 @@
-"""Normalisation kernels: softmax and layernorm, masked so padding never enters the statistics."""
+"""Normalisation kernels: softmax, log-softmax and layernorm.
+
+Along the last dimension they work on padded storage with the padded columns masked out (-inf
+for softmax, excluded from mean and variance for layernorm); along any other dimension they
+work on the logical values. Either way padding never enters the statistics.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor, pad, zero_padding
+from ..tensor import Tensor, zero_padding
+from .common import OpArgumentError, axis, result
 from .registry import kernel
 
 
-def _last_dim(dim: int, ndim: int) -> bool:
-    return dim % max(ndim, 1) == max(ndim, 1) - 1
+def _along_last_dim(a: Tensor, dim: int) -> bool:
+    return a.ndim >= 2 and dim == a.ndim - 1
 
 
-def _softmax(x: np.ndarray, axis: int, stable: bool) -> np.ndarray:
+def _masked_rows(a: Tensor) -> np.ndarray:
+    """Padded storage with padded columns set to -inf (they get zero probability)."""
+    x = a.padded.copy()
+    x[..., a.shape[-1]:] = -np.inf
+    return x
+
+
+def _log_softmax(x: np.ndarray, dim: int, stable: bool) -> np.ndarray:
     if stable:
-        x = x - np.max(x, axis=axis, keepdims=True)
+        x = x - np.max(x, axis=dim, keepdims=True)
+    return x - np.log(np.sum(np.exp(x), axis=dim, keepdims=True))
+
+
+def _softmax(x: np.ndarray, dim: int, stable: bool) -> np.ndarray:
+    if stable:
+        x = x - np.max(x, axis=dim, keepdims=True)
     e = np.exp(x)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    return e / np.sum(e, axis=dim, keepdims=True)
 
 
-@kernel("Softmax")
-def softmax(inputs, attrs, numerics):
-    a = inputs[0]
-    dim, stable = int(attrs["dim"]), bool(attrs.get("stable", True))
-    if _last_dim(dim, a.ndim) and a.ndim >= 2:
-        cols = a.shape[-1]
-        x = a.padded.copy()
-        x[..., cols:] = -np.inf  # padded columns get zero probability
-        out = zero_padding(_softmax(x, -1, stable).astype(np.float32), a.shape)
-    else:
-        out = pad(_softmax(a.logical(), dim, stable))
-    return Tensor.from_padded(out, a.shape, numerics.output_df)
+def _normalise(function):
+    """Kernel for softmax-like ops: function(values, dim, stable) -> values."""
+
+    def run(inputs, attrs, numerics):
+        a = inputs[0]
+        dim = axis(attrs["dim"], max(a.ndim, 1))
+        stable = bool(attrs.get("stable", True))
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            if _along_last_dim(a, dim):
+                out = np.asarray(function(_masked_rows(a), -1, stable), dtype=np.float32)
+                return Tensor.from_padded(zero_padding(out, a.shape), a.shape, numerics.output_df)
+            return result(function(a.logical().reshape(a.shape or (1,)), dim, stable).reshape(a.shape), numerics)
+
+    return run
+
+
+kernel("Softmax")(_normalise(_softmax))
+kernel("LogSoftmax")(_normalise(_log_softmax))
 
 
 @kernel("Layernorm")
 def layernorm(inputs, attrs, numerics):
+    """(x - mean) / sqrt(var + epsilon) * weights + bias, statistics along `dim`."""
     a, gamma, beta = inputs
-    dim, eps = int(attrs.get("dim", -1)), float(attrs.get("epsilon", 1e-5))
-    if not _last_dim(dim, a.ndim) or a.ndim < 2:
-        x = a.logical()
+    dim = axis(attrs.get("dim", -1), max(a.ndim, 1))
+    eps = float(attrs.get("epsilon", 1e-5))
+    size = a.shape[dim] if a.shape else 1
+    for argument, t in (("weights", gamma), ("bias", beta)):
+        if int(np.prod(t.shape)) != size:
+            raise OpArgumentError(argument, f"must hold {size} values (the size of dim {dim}), got shape {t.shape}")
+    if not _along_last_dim(a, dim):
+        x = a.logical().reshape(a.shape or (1,))
         mean = x.mean(axis=dim, keepdims=True)
         var = ((x - mean) ** 2).mean(axis=dim, keepdims=True)
-        out = pad((x - mean) / np.sqrt(var + eps) * gamma.logical() + beta.logical())
-        return Tensor.from_padded(out, a.shape, numerics.output_df)
+        along = [1] * x.ndim
+        along[dim] = size
+        out = (x - mean) / np.sqrt(var + eps) * gamma.logical().reshape(along) + beta.logical().reshape(along)
+        return result(out.reshape(a.shape), numerics)
     cols = a.shape[-1]
     mean = a.padded.sum(axis=-1, keepdims=True) / cols  # padding adds zeros to the sum
     centred = a.padded - mean
     centred[..., cols:] = 0
     var = np.einsum("...i,...i->...", centred, centred)[..., None] / cols
-    out = centred / np.sqrt(var + eps)
-    out = out * _row(gamma) + _row(beta)
+    width = a.padded.shape[-1]
+    out = centred / np.sqrt(var + eps) * _row(gamma, width) + _row(beta, width)
     return Tensor.from_padded(zero_padding(out.astype(np.float32), a.shape), a.shape, numerics.output_df)
 
 
-def _row(t: Tensor) -> np.ndarray:
-    """A 1-D parameter as a padded row vector that broadcasts across the last dim."""
-    return t.padded[0] if t.ndim == 1 else t.padded
+def _row(t: Tensor, width: int) -> np.ndarray:
+    """A per-column parameter (any shape holding C values) as a zero-padded row of `width`."""
+    row = np.zeros(width, np.float32)
+    values = t.logical().reshape(-1)
+    row[: values.size] = values
+    return row

@@ -1,0 +1,59 @@
+"""What every kernel shares: the argument error, axis normalisation and building results.
+
+Invariant kept by every kernel: the padding region of a result is zero. Kernels that compute on
+logical values re-pad with zeros (`result`); kernels that compute on padded storage clear the
+padding after an f(0) != 0 (`tensor.zero_padding`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor, pad
+
+
+class OpArgumentError(ValueError):
+    """A bad argument to an op. Kernels raise it with the argument's name; the op API adds the
+    op type and op name before the user sees it."""
+
+    def __init__(self, argument: str, problem: str, op: str | None = None):
+        super().__init__(f"{op}: {argument} {problem}" if op else f"{argument} {problem}")
+        self.argument = argument
+        self.problem = problem
+        self.op = op
+
+    def naming(self, op: str) -> "OpArgumentError":
+        """The same error, prefixed with the op ("Conv2d 'conv1'")."""
+        return OpArgumentError(self.argument, self.problem, op)
+
+
+def axis(dim, ndim: int, argument: str = "dim") -> int:
+    """A dimension index in [-ndim, ndim) as a non-negative index."""
+    dim = int(dim)
+    if not -ndim <= dim < ndim:
+        raise OpArgumentError(argument, f"must be in [{-ndim}, {ndim - 1}] for a {ndim}-D operand, got {dim}")
+    return dim % ndim
+
+
+def broadcast_shape(shape_a, shape_b, argument: str = "operandB") -> tuple[int, ...]:
+    """numpy's broadcast of two shapes; a mismatch is the second operand's fault."""
+    try:
+        return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
+    except ValueError:
+        raise OpArgumentError(argument, f"of shape {tuple(shape_b)} does not broadcast with {tuple(shape_a)}") from None
+
+
+def result(values: np.ndarray, numerics) -> Tensor:
+    """A kernel's logical float result as a device tensor: zero-padded, rounded to the output format."""
+    values = np.asarray(values, dtype=np.float32)
+    return Tensor.from_padded(pad(values), values.shape, numerics.output_df)
+
+
+def moved(a: Tensor, values: np.ndarray) -> Tensor:
+    """Data movement result: same values, new layout, the input's format (no rounding)."""
+    values = np.asarray(values, dtype=np.float32)
+    return Tensor(pad(values), values.shape, a.data_format)
+
+
+def logical_inputs(inputs: list[Tensor]) -> list[np.ndarray]:
+    return [t.logical() for t in inputs]

@@ -1,0 +1,50 @@
+"""Comparisons, logic and select. The device has no bool type: truth values are 1.0 and 0.0 (exact
+in every data format), and any non-zero input counts as true."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import broadcast_shape, result
+from .eltwise import binary
+from .registry import kernel
+
+
+def _as_float(fn):
+    return lambda x, y: fn(x, y).astype(np.float32)
+
+
+# op name -> (numpy comparison, whether it maps (0, 0) to 0 and so keeps the padding zero)
+COMPARISONS = {
+    "Equal": (np.equal, False),
+    "NotEqual": (np.not_equal, True),
+    "Greater": (np.greater, True),
+    "GreaterEqual": (np.greater_equal, False),
+    "Less": (np.less, True),
+    "LessEqual": (np.less_equal, False),
+    "LogicalAnd": (np.logical_and, True),
+    "LogicalOr": (np.logical_or, True),
+}
+
+
+def _register_comparison(op_type: str, fn, keeps_zero: bool) -> None:
+    @kernel(op_type)
+    def compare(inputs, attrs, numerics):
+        return binary(inputs[0], inputs[1], _as_float(fn), numerics, keeps_zero=keeps_zero)
+
+
+for _op, (_fn, _keeps_zero) in COMPARISONS.items():
+    _register_comparison(_op, _fn, _keeps_zero)
+
+
+@kernel("LogicalNot")
+def logical_not(inputs, attrs, numerics):
+    return result(inputs[0].logical() == 0, numerics)
+
+
+@kernel("Where")
+def where(inputs, attrs, numerics):
+    """condition ? a : b, broadcasting all three."""
+    condition, a, b = (t.logical() for t in inputs)
+    broadcast_shape(broadcast_shape(condition.shape, a.shape, "operandA"), b.shape)
+    return result(np.where(condition != 0, a, b), numerics)

@@ -1,0 +1,90 @@
+"""Unary math on the SFPU (the vector unit): activations and elementwise functions.
+
+Computed on padded storage; where f(0) != 0 the padding is cleared again so it never leaks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor, zero_padding
+from .registry import kernel
+
+_ZERO = np.zeros(1, np.float32)
+
+
+def unary(a: Tensor, fn, numerics) -> Tensor:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.asarray(fn(a.padded), dtype=np.float32)
+        keeps_zero = np.all(np.asarray(fn(_ZERO)) == 0)
+    if not keeps_zero:
+        out = zero_padding(out if out is not a.padded else out.copy(), a.shape)
+    return Tensor.from_padded(out, a.shape, numerics.output_df)
+
+
+def _torch(fn):
+    """Run a torch function on a numpy array (torch is imported on first use only)."""
+
+    def run(x):
+        import torch
+
+        return fn(torch, torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy()
+
+    return run
+
+
+def _register(op_type: str, fn) -> None:
+    @kernel(op_type)
+    def apply(inputs, attrs, numerics):
+        return unary(inputs[0], fn, numerics)
+
+
+SIMPLE_FUNCTIONS = {
+    "Sigmoid": _torch(lambda torch, x: torch.sigmoid(x)),
+    "Exp": np.exp,
+    "Reciprocal": np.reciprocal,
+    "Sqrt": np.sqrt,
+    "Log": np.log,
+    "Abs": np.abs,
+    "Tanh": np.tanh,
+    "Sin": np.sin,
+    "Cos": np.cos,
+    "Erf": _torch(lambda torch, x: torch.special.erf(x)),
+}
+
+for _op, _fn in SIMPLE_FUNCTIONS.items():
+    _register(_op, _fn)
+
+
+@kernel("Relu")
+def relu(inputs, attrs, numerics):
+    """mode "min": x where x > threshold, else 0; mode "max": x where x < threshold, else 0."""
+    threshold = np.float32(attrs.get("threshold", 0.0))
+    if attrs.get("mode", "min") == "min":
+        return unary(inputs[0], lambda x: np.where(x > threshold, x, np.float32(0)), numerics)
+    return unary(inputs[0], lambda x: np.where(x < threshold, x, np.float32(0)), numerics)
+
+
+@kernel("LeakyRelu")
+def leaky_relu(inputs, attrs, numerics):
+    alpha = np.float32(attrs["alpha"])
+    return unary(inputs[0], lambda x: np.where(x >= 0, x, x * alpha), numerics)
+
+
+@kernel("Gelu")
+def gelu(inputs, attrs, numerics):
+    approximate = attrs.get("approximate", "none")
+    return unary(inputs[0], _torch(lambda torch, x: torch.nn.functional.gelu(x, approximate=approximate)), numerics)
+
+
+@kernel("Clip")
+def clip(inputs, attrs, numerics):
+    low, high = np.float32(attrs["min"]), np.float32(attrs["max"])
+    return unary(inputs[0], lambda x: np.clip(x, low, high), numerics)
+
+
+@kernel("Pow")
+def pow_(inputs, attrs, numerics):
+    """x ** exponent for a constant exponent."""
+    exponent = np.float32(attrs["exponent"])
+    return unary(inputs[0], lambda x: np.power(x, exponent), numerics)
