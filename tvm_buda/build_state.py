@@ -49,3 +49,21 @@ def active_build(state: BuildState):
         yield state
     finally:
         _local.state = previous
+
+
+def stage(name: str) -> None:
+    """Announce a compilation stage to the active progress reporter (the CLI's progress bar)."""
+    reporter = getattr(_local, "reporter", None)
+    if reporter is not None:
+        reporter(name)
+
+
+@contextlib.contextmanager
+def progress_reporter(callback):
+    """Call `callback(stage_name)` at each compilation stage inside the block."""
+    previous = getattr(_local, "reporter", None)
+    _local.reporter = callback
+    try:
+        yield
+    finally:
+        _local.reporter = previous

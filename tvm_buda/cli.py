@@ -18,6 +18,107 @@ def _demo(args) -> int:
     return 0 if ok else 1
 
 
+def _compile_file(args, stages: list[str]):
+    """Compile MODEL with a progress bar naming each stage; returns (compiled, input names, inputs)."""
+    from tqdm import tqdm
+
+    from buda_runtime_sim.config import CompilerConfig
+    from buda_runtime_sim.dataformat import DataFormat, MathFidelity
+
+    from .build_state import progress_reporter
+    from .compiled_model import compile_model
+    from .model_files import sample_inputs
+
+    from .model_files import framework_of_file
+
+    path = Path(args.model)
+    if args.framework and path.exists() and framework_of_file(path) != args.framework:
+        raise ValueError(f"{path} is a {framework_of_file(path)} model, not {args.framework}")
+    names, inputs = sample_inputs(path, args.input_shape or [])
+    config = CompilerConfig()
+    if args.df:
+        config.default_df_override = DataFormat.parse(args.df)
+    if args.fidelity:
+        config.default_math_fidelity = MathFidelity.parse(args.fidelity)
+    if args.no_fallback:
+        config.enable_tvm_cpu_fallback = False
+    with tqdm(total=len(stages), desc="compile", unit="stage", leave=False, file=sys.stderr,
+              disable=args.quiet) as bar:
+        def on_stage(name):
+            bar.set_description(name)
+            if name in stages:
+                bar.update(1)
+
+        with progress_reporter(on_stage):
+            compiled = compile_model(str(path), tuple(inputs), config=config, name=args.name)
+        bar.update(bar.total - bar.n)
+    return compiled, names, inputs
+
+
+COMPILE_STAGES = ["import model", "graph passes", "partition", "generate PyBuda modules", "build host code (LLVM)"]
+
+
+def _compile(args) -> int:
+    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
+    print(f"compiled {compiled.name} ({compiled.framework}) for the buda device")
+    print(compiled.partition_summary())
+    print("generated modules:")
+    for path in compiled.generated_files:
+        if path.suffix == ".py":
+            print(f"  {path}")
+    if args.graph:
+        print(f"partition graph: {compiled.partition_summary().write_graph(args.graph)}")
+    return 0
+
+
+def _run(args) -> int:
+    import numpy as np
+
+    from buda_runtime_sim.verify import compare
+
+    from .model_files import reference_outputs
+
+    compiled, names, inputs = _compile_file(args, COMPILE_STAGES)
+    outputs = compiled.run(*inputs)
+    outputs = list(outputs.values()) if isinstance(outputs, dict) else list(outputs) \
+        if isinstance(outputs, (tuple, list)) else [outputs]
+    golden = reference_outputs(Path(args.model), inputs)
+    ok = True
+    print(f"{compiled.name}: inputs {', '.join(f'{n}{tuple(a.shape)}' for n, a in zip(names, inputs))}")
+    for i, (out, ref) in enumerate(zip(outputs, golden)):
+        result = compare(np.asarray(out), ref)
+        ok &= result.passed
+        print(f"  output {i} {tuple(np.shape(ref))}: {result}")
+    return 0 if ok else 1
+
+
+def _report(args) -> int:
+    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
+    board = args.device_config or {"grayskull": "gs_e150", "wormhole_b0": "wh_n150"}.get(args.arch)
+    report = compiled.perf_report(board, args.microbatch)
+    print(report)
+    out = Path(args.out)
+    files = report.save(out)
+    print("\nwritten: " + ", ".join(str(f) for f in files))
+    return 0
+
+
+def _add_model_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="model file: .onnx, .tflite, .pt2 (torch.export.save) or a SavedModel directory")
+    p.add_argument("--framework", choices=["onnx", "tflite", "pytorch", "tensorflow"],
+                   help="framework of MODEL (default: from the file type)")
+    p.add_argument("--input-shape", action="append", metavar="[NAME=]DIMS",
+                   help="input shape like 1x3x224x224 (repeat per input; needed for unknown dims)")
+    p.add_argument("--arch", choices=["grayskull", "wormhole_b0"], help="device architecture (sets the default board)")
+    p.add_argument("--device-config", choices=["gs_e75", "gs_e150", "wh_n150", "wh_n300"],
+                   help="board for the perf estimate")
+    p.add_argument("--df", help="default data format, e.g. Float16_b, Bfp8_b")
+    p.add_argument("--fidelity", help="math fidelity: LoFi, HiFi2, HiFi3, HiFi4")
+    p.add_argument("--name", help="model name (names the generated modules; default: the file name)")
+    p.add_argument("--no-fallback", action="store_true", help="fail instead of running unsupported ops on the host")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def _cache_dir(args) -> Path:
     from buda_runtime_sim.config import CompilerConfig
 
@@ -79,6 +180,19 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="compile built-in models, run them on the simulator, print accuracy")
     demo.add_argument("--model", help="run only this demo model")
     demo.set_defaults(func=_demo)
+
+    compile_p = sub.add_parser("compile", help="compile a model file and print the partition")
+    _add_model_arguments(compile_p)
+    compile_p.add_argument("--graph", metavar="PATH", help="also write the partition graph (PATH.dot, .png with graphviz)")
+    compile_p.set_defaults(func=_compile)
+    run_p = sub.add_parser("run", help="compile a model file, run it on random inputs, compare with its framework")
+    _add_model_arguments(run_p)
+    run_p.set_defaults(func=_run)
+    report_p = sub.add_parser("report", help="compile a model file and print/write its performance estimate")
+    _add_model_arguments(report_p)
+    report_p.add_argument("--microbatch", type=int, help="samples per microbatch (default: the compiled batch)")
+    report_p.add_argument("--out", default="perf_report", help="directory for report.json and placement PNGs")
+    report_p.set_defaults(func=_report)
 
     cache = sub.add_parser("cache", help="inspect and clear the TVM cache (PYBUDA_ENABLE_TVM_CACHE)")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)

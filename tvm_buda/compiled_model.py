@@ -95,6 +95,12 @@ class CompiledModel:
     def partition_summary(self) -> PartitionSummary:
         return self.summary
 
+    def perf_report(self, device_config: str | None = None, microbatch: int | None = None, **placement):
+        """Estimated cycles, placement and samples/s on a board (see tvm_buda.perf_report)."""
+        from .perf_report import perf_report
+
+        return perf_report(self, device_config, microbatch, **placement)
+
     @property
     def generated_files(self) -> list[Path]:
         return [path for subgraph, _ in self.subgraphs for path in subgraph.files.all()]
@@ -133,6 +139,7 @@ def resolve_config(config: CompilerConfig | None) -> CompilerConfig:
 def compile_model(model, sample_inputs, config: CompilerConfig | None = None, name: str | None = None) -> CompiledModel:
     """Compile a framework model for the buda backend, using `sample_inputs` for shapes and dtypes."""
     from .build import build_imported
+    from .build_state import stage
     from .cache import compile_with_cache
     from .frontends.dispatch import import_model
 
@@ -143,6 +150,7 @@ def compile_model(model, sample_inputs, config: CompilerConfig | None = None, na
     name = name or default_model_name(model)
 
     def cold() -> CompiledModel:
+        stage("import model")
         return build_imported(import_model(model, sample_inputs, name), config)
 
     return compile_with_cache(model, sample_inputs, config, name, cold)

@@ -12,7 +12,7 @@ from tvm import relax
 from relay_passes import buda_pass_pipeline
 
 from . import device_runtime  # noqa: F401  (registers relax.ext.buda)
-from .build_state import current_build
+from .build_state import current_build, stage
 from .codegen_pass import BudaCodegen
 from .partition import partition_for_buda
 
@@ -26,13 +26,17 @@ def buda_pipeline():
     @tvm.transform.module_pass(opt_level=0, name="buda_pipeline")
     def _pipeline(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
         state = current_build()
+        stage("graph passes")
         mod = buda_pass_pipeline()(mod)
+        stage("partition")
         try:
             mod = partition_for_buda(mod, state.config)
         except Exception as exc:  # TVM's FFI turns exceptions into RuntimeError: keep the original
             state.error = exc
             raise
+        stage("generate PyBuda modules")
         mod = BudaCodegen(state)(mod)
+        stage("build host code (LLVM)")
         mod = relax.transform.RunCodegen()(mod)
         return relax.get_pipeline("default")(mod)
 

@@ -80,11 +80,16 @@ def relax_fingerprint(mod, params: dict[str, np.ndarray]) -> str:
 
 
 def input_signature(sample_inputs) -> list:
+    """[name or position, shape, dtype] per input; dicts (keyword inputs) by name."""
+    items = sample_inputs.items() if isinstance(sample_inputs, dict) else enumerate(sample_inputs)
     out = []
-    for x in sample_inputs:
+    for key, x in items:
+        if isinstance(x, dict):
+            out.extend(input_signature(x))
+            continue
         shape = tuple(int(d) for d in getattr(x, "shape", np.shape(x)))
-        dtype = str(getattr(x, "dtype", np.asarray(x).dtype)).removeprefix("torch.")
-        out.append([list(shape), dtype])
+        dtype = str(getattr(x, "dtype", np.asarray(x).dtype)).removeprefix("torch.").removeprefix("<dtype: '")
+        out.append([str(key), list(shape), dtype])
     return out
 
 
