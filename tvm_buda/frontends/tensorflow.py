@@ -79,7 +79,10 @@ def load_saved_model(path):
         raise MalformedModelFile(f"{path}: TensorFlow could not load this SavedModel ({exc})") from exc
     signature = getattr(loaded, "signatures", {}).get("serving_default")
     if signature is not None:
-        return signature, list(signature.structured_input_signature[1])
+        def serve(**inputs):  # keeps `loaded` (which owns the variables) alive while traced
+            return loaded.signatures["serving_default"](**inputs)
+
+        return serve, list(signature.structured_input_signature[1])
     if callable(loaded):
         return loaded, None
     raise MalformedModelFile(f"{path}: the SavedModel has neither a 'serving_default' signature nor __call__")

@@ -28,9 +28,9 @@ def _converter_class():
     from tvm.relax.frontend.tflite.tflite_frontend import OperatorConverter
 
     class BudaOperatorConverter(OperatorConverter):
-        def __init__(self, model, subgraph, exp_tab, bb, known_shapes):
-            super().__init__(model, subgraph, exp_tab, bb)
-            self.known_shapes = known_shapes
+        def __init__(self, model, subgraph, exp_tab, bb, conversion_state=None, known_shapes=None):
+            super().__init__(model, subgraph, exp_tab, bb, conversion_state)
+            self.known_shapes = known_shapes or {}  # main subgraph only; nested subgraphs get none
 
         def convert_gelu(self, op):
             if self.is_quantized(op):

@@ -25,7 +25,7 @@ class TransformerBlock(torch.nn.Module):
 
     def __init__(self, dim=32, heads=2):
         super().__init__()
-        self.heads = heads
+        self.heads, self.scale = heads, (dim // heads) ** -0.5
         self.ln1, self.ln2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
         self.qkv = torch.nn.Linear(dim, 3 * dim)
         self.proj = torch.nn.Linear(dim, dim)
@@ -34,7 +34,7 @@ class TransformerBlock(torch.nn.Module):
     def forward(self, tokens):
         b, s, d = tokens.shape
         q, k, v = self.qkv(self.ln1(tokens)).reshape(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        attn = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, dim=-1)
+        attn = torch.softmax(q @ k.transpose(-1, -2) * self.scale, dim=-1)
         h = tokens + self.proj((attn @ v).transpose(1, 2).reshape(b, s, d))
         m = torch.nn.functional.gelu(self.fc1(self.ln2(h)))
         return h + torch.nn.functional.gelu(self.fc2(m), approximate="tanh")
