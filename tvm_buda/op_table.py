@@ -4,16 +4,30 @@ Each entry names the Relax op, the PyBuda op it becomes, how the call's argument
 convert, and when the device can take it. Partition patterns (`tvm_buda.partition`) and the
 code generator (`codegen`) are both derived from this table; kernels are keyed by `pybuda_op`.
 Adding an op: one entry here, one kernel in buda_runtime_sim/ops, one test.
+
+Data types: the device computes in float. Float tensors cross the boundary as they are and bool
+tensors as exact 0.0/1.0 (comparisons, where, logic), so both may enter and leave a device
+subgraph; integer tensors stay on the host, except the exact int indices Argmax produces.
+
+COMPOSITES lists fused patterns (matmul + bias, conv + bias) that become one PyBuda op; see
+`composite_patterns` and `lower_composite`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from tvm import ir, relax
+import numpy as np
+from tvm import ir, relax, tirx
+from tvm.relax.analysis import get_var2val
+from tvm.relax.dpl import is_op, wildcard
 
 FLOAT_DTYPES = frozenset({"float32", "float16", "bfloat16"})
+DEVICE_DTYPES = FLOAT_DTYPES | {"bool"}
+CAST_DTYPES = FLOAT_DTYPES | {"bool"}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)  # stands in for +-inf in generated code
 
 
 @dataclass(frozen=True)
@@ -25,14 +39,19 @@ class Lowered:
     attrs: dict = field(default_factory=dict)
 
 
+def _always(call: relax.Call) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class OpEntry:
     relax_op: str                             # e.g. "relax.nn.softmax"
     pybuda_op: str                            # e.g. "nn.Softmax" (attribute path under pybuda.op)
-    num_args: int                             # arguments of the Relax call (tensors and shapes)
+    num_args: int                             # arguments of the Relax call (tensors, tuples, attribute values)
     convert: Callable[[relax.Call], Lowered]  # Relax call -> PyBuda op call
-    check: Callable[[relax.Call], bool] = lambda call: True  # extra constraint beyond float dtypes
+    check: Callable[[relax.Call], bool] = _always  # extra constraint beyond the dtype rule
     fallback_aliases: tuple[str, ...] = ()    # PyBuda/Relay names users may use in cpu_fallback_ops
+    int_result: bool = False                  # produces exact integers (indices) the host may receive
 
     @property
     def name(self) -> str:
@@ -40,7 +59,7 @@ class OpEntry:
         return self.relax_op.removeprefix("relax.")
 
 
-# ---- attribute helpers --------------------------------------------------------------------
+# ---- reading calls ------------------------------------------------------------------------
 def _ints(values) -> list[int]:
     return [int(v) for v in values]
 
@@ -50,13 +69,46 @@ def _dtype(expr) -> str | None:
     return str(ty.dtype) if isinstance(ty, relax.TensorType) else None
 
 
+def _ndim(expr) -> int:
+    return int(expr.ty.ndim)
+
+
+def _shape(expr) -> list[int] | None:
+    """The static shape of a tensor expression, or None."""
+    shape = getattr(expr.ty, "shape", None)
+    if shape is None or not all(isinstance(d, tirx.IntImm) for d in shape):
+        return None
+    return [int(d) for d in shape]
+
+
+def _tensor_args(call: relax.Call) -> list:
+    """Tensor arguments in order, with inline tuples (concat) flattened."""
+    out = []
+    for arg in call.args:
+        if isinstance(arg, relax.Tuple):
+            out.extend(arg.fields)
+        elif isinstance(arg.ty, relax.TensorType):
+            out.append(arg)
+    return out
+
+
+def _scalar(expr) -> float:
+    value = float(expr.value)
+    return max(min(value, _FLOAT32_MAX), -_FLOAT32_MAX) if math.isinf(value) else value
+
+
+def _static_shape(call: relax.Call) -> bool:
+    return _shape(call) is not None
+
+
+# ---- conversions ----------------------------------------------------------------------------
 def _same(op: str, attrs: Callable[[relax.Call], dict] = lambda call: {}):
     """Convert a call whose tensor arguments map one to one."""
-    return lambda call: Lowered(op, list(call.args), attrs(call))
+    return lambda call: Lowered(op, _tensor_args(call), attrs(call))
 
 
 def _permute(call: relax.Call) -> Lowered:
-    ndim = call.args[0].ty.ndim
+    ndim = _ndim(call.args[0])
     axes = _ints(call.attrs.axes) if call.attrs.axes is not None else list(reversed(range(ndim)))
     moved = [i for i, a in enumerate(axes) if a != i]
     if len(moved) == 2:  # a single swap is PyBuda's Transpose
@@ -65,53 +117,299 @@ def _permute(call: relax.Call) -> Lowered:
 
 
 def _reshape(call: relax.Call) -> Lowered:
-    return Lowered("Reshape", [call.args[0]], {"shape": _ints(call.ty.shape)})
+    return Lowered("Reshape", [call.args[0]], {"shape": _shape(call)})
+
+
+def _squeeze(call: relax.Call) -> Lowered:
+    axes = call.attrs.axis
+    if axes is not None and len(axes) == 1:
+        return Lowered("Squeeze", [call.args[0]], {"dim": int(axes[0])})
+    return _reshape(call)
+
+
+def _expand_dims(call: relax.Call) -> Lowered:
+    axes = call.attrs.axis
+    if len(axes) == 1:
+        return Lowered("Unsqueeze", [call.args[0]], {"dim": int(axes[0])})
+    return _reshape(call)
+
+
+def _single_axis(call: relax.Call) -> bool:
+    return call.attrs.axis is not None and len(call.attrs.axis) == 1
+
+
+def _reduce(op: str):
+    return _same(op, lambda call: {"dim": int(call.attrs.axis[0]), "keep_dim": bool(call.attrs.keepdims)})
+
+
+def _argmax(call: relax.Call) -> Lowered:
+    dim = None if call.attrs.axis is None else int(call.attrs.axis)
+    return Lowered("Argmax", [call.args[0]], {"dim": dim, "keep_dim": bool(call.attrs.keepdims)})
 
 
 def _layer_norm(call: relax.Call) -> Lowered:
-    return Lowered(
-        "nn.Layernorm", list(call.args[:3]), {"dim": int(call.attrs.axes[0]), "epsilon": float(call.attrs.epsilon)}
-    )
+    return Lowered("nn.Layernorm", list(call.args[:3]),
+                   {"dim": int(call.attrs.axes[0]), "epsilon": float(call.attrs.epsilon)})
 
 
 def _layer_norm_supported(call: relax.Call) -> bool:
-    axes = _ints(call.attrs.axes)
-    ndim = call.args[0].ty.ndim
-    return len(axes) == 1 and axes[0] % ndim == ndim - 1 and bool(call.attrs.center) and bool(call.attrs.scale)
+    return len(call.attrs.axes) == 1 and bool(call.attrs.center) and bool(call.attrs.scale)
 
 
-def _static_shape(call: relax.Call) -> bool:
-    shape = getattr(call.ty, "shape", None)
-    return shape is not None and all(hasattr(d, "value") for d in shape)
+def _strided_slice(call: relax.Call) -> Lowered:
+    axes, begin, end, strides = _slice_parts(call)
+    return Lowered("Index", [call.args[0]], {"dim": int(axes[0]), "start": int(begin[0].value),
+                                             "stop": int(end[0].value), "stride": int(strides[0].value)})
+
+
+def _slice_parts(call: relax.Call) -> list:
+    """axes, begin, end, strides (strides may be omitted from the call: ones). The pattern needs
+    all five arguments; relay_passes.SplitMultiAxisOps writes them out."""
+    parts = list(call.args[1:])
+    if len(parts) == 3:
+        parts.append(relax.Tuple([tirx.IntImm("int64", 1)] * len(parts[0].fields)))
+    return parts
+
+
+def _strided_slice_supported(call: relax.Call) -> bool:
+    parts = _slice_parts(call)
+    if not all(isinstance(p, relax.Tuple) and len(p.fields) == 1 for p in parts):
+        return False
+    return all(isinstance(p[0], tirx.IntImm) for p in parts) and int(parts[3][0].value) > 0
+
+
+def _window_padding(padding) -> tuple[int, ...]:
+    """Relax (top, left, bottom, right) -> PyBuda (left, right, top, bottom)."""
+    top, left, bottom, right = _ints(padding)
+    return (left, right, top, bottom)
+
+
+def _conv(op: str):
+    def convert(call: relax.Call) -> Lowered:
+        a = call.attrs
+        attrs = {"stride": tuple(_ints(a.strides)), "padding": _window_padding(a.padding),
+                 "dilation": tuple(_ints(a.dilation)), "groups": int(a.groups),
+                 "channel_last": a.data_layout == "NHWC"}
+        if op == "Conv2dTranspose":
+            attrs["output_padding"] = tuple(_ints(a.output_padding))
+        return Lowered(op, list(call.args[:2]), attrs)
+
+    return convert
+
+
+def _conv_layouts(kernel_layout: str):
+    def check(call: relax.Call) -> bool:
+        a = call.attrs
+        return a.data_layout in ("NCHW", "NHWC") and a.out_layout == a.data_layout and a.kernel_layout == kernel_layout
+
+    return check
+
+
+def _pool(op: str):
+    def convert(call: relax.Call) -> Lowered:
+        a = call.attrs
+        attrs = {"kernel_size": tuple(_ints(a.pool_size)), "stride": tuple(_ints(a.strides)),
+                 "padding": _window_padding(a.padding), "ceil_mode": bool(a.ceil_mode),
+                 "channel_last": a.layout == "NHWC"}
+        if op == "MaxPool2d":
+            attrs["dilation"] = tuple(_ints(a.dilation))
+        else:
+            attrs["count_include_pad"] = bool(a.count_include_pad)
+        return Lowered(op, [call.args[0]], attrs)
+
+    return convert
+
+
+def _pool_supported(call: relax.Call) -> bool:
+    a = call.attrs
+    layouts_ok = a.layout in ("NCHW", "NHWC") and a.out_layout == a.layout
+    return layouts_ok and (call.op.name == "relax.nn.max_pool2d" or _ints(a.dilation) == [1, 1])
+
+
+def _pad_layout(call: relax.Call) -> bool | None:
+    """Whether a pad touches the last two dims (False), H and W of NHWC (True, channel_last), or
+    something the device's Pad cannot express (None)."""
+    widths = _ints(call.attrs.pad_width)
+    ndim = len(widths) // 2
+    padded = {i for i in range(ndim) if widths[2 * i] or widths[2 * i + 1]}
+    if ndim >= 2 and padded <= {ndim - 2, ndim - 1}:
+        return False
+    if ndim >= 3 and padded <= {ndim - 3, ndim - 2}:
+        return True
+    return None
+
+
+def _pad(call: relax.Call) -> Lowered:
+    widths = _ints(call.attrs.pad_width)
+    channel_last = _pad_layout(call)
+    w = len(widths) // 2 - (2 if channel_last else 1)  # the dim padded left/right; w - 1 is top/bottom
+    pad = (widths[2 * w], widths[2 * w + 1], widths[2 * w - 2], widths[2 * w - 1])
+    return Lowered("Pad", [call.args[0]], {"pad": pad, "mode": call.attrs.pad_mode, "channel_last": channel_last,
+                                           "value": float(call.attrs.pad_value)})
+
+
+def _pad_supported(call: relax.Call) -> bool:
+    return call.attrs.pad_mode in ("constant", "replicate", "reflect") and _pad_layout(call) is not None
+
+
+def _cast_supported(call: relax.Call) -> bool:
+    return _dtype(call.args[0]) in DEVICE_DTYPES and str(call.attrs.dtype) in CAST_DTYPES
+
+
+def _binary(relax_name: str, pybuda_op: str, *aliases: str) -> OpEntry:
+    return OpEntry("relax." + relax_name, pybuda_op, 2, _same(pybuda_op), fallback_aliases=aliases)
+
+
+def _unary(relax_name: str, pybuda_op: str, attrs=lambda call: {}, *aliases: str) -> OpEntry:
+    return OpEntry("relax." + relax_name, pybuda_op, 1, _same(pybuda_op, attrs), fallback_aliases=aliases)
 
 
 OP_TABLE: tuple[OpEntry, ...] = (
+    # elementwise binary, comparisons and logic
     OpEntry("relax.matmul", "Matmul", 2, _same("Matmul"), fallback_aliases=("matmul", "dense", "batch_matmul")),
-    OpEntry("relax.add", "Add", 2, _same("Add")),
-    OpEntry("relax.subtract", "Subtract", 2, _same("Subtract")),
-    OpEntry("relax.multiply", "Multiply", 2, _same("Multiply")),
-    OpEntry("relax.nn.relu", "Relu", 1, _same("Relu")),
-    OpEntry("relax.nn.gelu", "Gelu", 1, _same("Gelu")),
-    OpEntry("relax.nn.gelu_tanh", "Gelu", 1, _same("Gelu", lambda call: {"approximate": "tanh"})),
-    OpEntry("relax.nn.softmax", "nn.Softmax", 1, _same("nn.Softmax", lambda call: {"dim": int(call.attrs.axis)})),
+    _binary("add", "Add"), _binary("subtract", "Subtract"), _binary("multiply", "Multiply"),
+    _binary("divide", "Divide"), _binary("maximum", "Max"), _binary("minimum", "Min"), _binary("power", "Power"),
+    _binary("equal", "Equal"), _binary("not_equal", "NotEqual"), _binary("greater", "Greater"),
+    _binary("greater_equal", "GreaterEqual"), _binary("less", "Less"), _binary("less_equal", "LessEqual"),
+    _binary("logical_and", "LogicalAnd"), _binary("logical_or", "LogicalOr"),
+    OpEntry("relax.where", "Where", 3, _same("Where")),
+    # elementwise unary
+    _unary("nn.relu", "Relu"), _unary("nn.gelu", "Gelu"),
+    _unary("nn.gelu_tanh", "Gelu", lambda call: {"approximate": "tanh"}),
+    _unary("nn.leakyrelu", "LeakyRelu", lambda call: {"alpha": float(call.attrs.alpha)}),
+    _unary("sigmoid", "Sigmoid"), _unary("tanh", "Tanh"), _unary("exp", "Exp"), _unary("sqrt", "Sqrt"),
+    _unary("log", "Log"), _unary("abs", "Abs"), _unary("sin", "Sin"), _unary("cos", "Cos"), _unary("erf", "Erf"),
+    _unary("logical_not", "LogicalNot"),
+    OpEntry("relax.clip", "Clip", 3, _same("Clip", lambda call: {"min": _scalar(call.args[1]),
+                                                                 "max": _scalar(call.args[2])})),
+    OpEntry("relax.astype", "Cast", 1, _same("Cast", lambda call: {"dtype": str(call.attrs.dtype)}),
+            check=_cast_supported, fallback_aliases=("cast",)),
+    # normalisation
+    _unary("nn.softmax", "nn.Softmax", lambda call: {"dim": int(call.attrs.axis)}),
+    _unary("nn.log_softmax", "nn.LogSoftmax", lambda call: {"dim": int(call.attrs.axis)}),
     OpEntry("relax.nn.layer_norm", "nn.Layernorm", 3, _layer_norm, check=_layer_norm_supported,
             fallback_aliases=("layernorm",)),
+    # reductions
+    OpEntry("relax.sum", "ReduceSum", 1, _reduce("ReduceSum"), check=_single_axis, fallback_aliases=("reduce_sum",)),
+    OpEntry("relax.mean", "ReduceAvg", 1, _reduce("ReduceAvg"), check=_single_axis, fallback_aliases=("reduce_avg",)),
+    OpEntry("relax.max", "ReduceMax", 1, _reduce("ReduceMax"), check=_single_axis, fallback_aliases=("reduce_max",)),
+    OpEntry("relax.min", "ReduceMin", 1, _reduce("ReduceMin"), check=_single_axis, fallback_aliases=("reduce_min",)),
+    OpEntry("relax.argmax", "Argmax", 1, _argmax, int_result=True),
+    # convolution and pooling
+    OpEntry("relax.nn.conv2d", "Conv2d", 2, _conv("Conv2d"), check=_conv_layouts("OIHW"), fallback_aliases=("conv2d",)),
+    OpEntry("relax.nn.conv2d_transpose", "Conv2dTranspose", 2, _conv("Conv2dTranspose"),
+            check=_conv_layouts("IOHW"), fallback_aliases=("conv2d_transpose",)),
+    OpEntry("relax.nn.max_pool2d", "MaxPool2d", 1, _pool("MaxPool2d"), check=_pool_supported),
+    OpEntry("relax.nn.avg_pool2d", "AvgPool2d", 1, _pool("AvgPool2d"), check=_pool_supported),
+    # tensor manipulation
     OpEntry("relax.permute_dims", "Transpose", 1, _permute, fallback_aliases=("transpose",)),
     OpEntry("relax.reshape", "Reshape", 2, _reshape, check=_static_shape),
+    OpEntry("relax.flatten", "Reshape", 1, _reshape, check=_static_shape),
+    OpEntry("relax.squeeze", "Squeeze", 1, _squeeze, check=_static_shape),
+    OpEntry("relax.expand_dims", "Unsqueeze", 1, _expand_dims, check=_static_shape),
+    OpEntry("relax.broadcast_to", "BroadcastTo", 2,
+            lambda call: Lowered("BroadcastTo", [call.args[0]], {"shape": _shape(call)}), check=_static_shape),
+    OpEntry("relax.strided_slice", "Index", 5, _strided_slice, check=_strided_slice_supported),
+    OpEntry("relax.concat", "Concatenate", 1, _same("Concatenate", lambda call: {"axis": int(call.attrs.axis)}),
+            check=lambda call: isinstance(call.args[0], relax.Tuple) and call.attrs.axis is not None),
+    OpEntry("relax.nn.pad", "Pad", 1, _pad, check=_pad_supported),
 )
 
 OPS_BY_RELAX_NAME: dict[str, OpEntry] = {entry.relax_op: entry for entry in OP_TABLE}
 
 
-def supported_on_device(call: relax.Call) -> bool:
-    """Whether the device can run this call: a table entry, float tensors only, its own check."""
-    entry = OPS_BY_RELAX_NAME.get(call.op.name) if isinstance(call.op, ir.Op) else None
-    if entry is None:
+def _dtypes_supported(call: relax.Call, entry: OpEntry) -> bool:
+    inputs = [_dtype(a) for a in _tensor_args(call)]
+    output = _dtype(call)
+    if output is None:  # tuple results: nothing on the device returns several tensors
         return False
-    dtypes = [_dtype(a) for a in call.args if _dtype(a) is not None] + [_dtype(call)]
-    return all(d in FLOAT_DTYPES for d in dtypes if d is not None) and entry.check(call)
+    output_ok = output in DEVICE_DTYPES or (entry.int_result and output.startswith(("int", "uint")))
+    return output_ok and all(d in DEVICE_DTYPES for d in inputs if d is not None)
+
+
+def supported_on_device(call: relax.Call) -> bool:
+    """Whether the device can run this call: a table entry, device dtypes, its own check."""
+    entry = OPS_BY_RELAX_NAME.get(call.op.name) if isinstance(call.op, ir.Op) else None
+    return entry is not None and _dtypes_supported(call, entry) and entry.check(call)
 
 
 def lower_call(call: relax.Call) -> Lowered:
     """Codegen hook: the PyBuda op for one Relax call inside a device function."""
     return OPS_BY_RELAX_NAME[call.op.name].convert(call)
+
+
+# ---- composites: several Relax ops that become one PyBuda op -------------------------------
+@dataclass(frozen=True)
+class CompositeEntry:
+    name: str                                 # pattern name "buda.<name>"
+    relax_ops: tuple[str, ...]                # ops inside: a host fallback on any of them disables it
+    pattern: Callable[[], tuple]              # () -> (root pattern, {annotation name: pattern})
+    check: Callable[[dict], bool]             # {annotation name: matched expr} -> device can take it
+    convert: Callable[[dict], Lowered]        # {annotation name: matched expr} -> PyBuda op call
+
+
+def _core_plus_bias(core_op: str):
+    def pattern():
+        lhs, rhs, bias = wildcard(), wildcard(), wildcard()
+        core = is_op(core_op)(lhs, rhs)
+        root = is_op("relax.add")(core, bias)
+        return root, {"lhs": lhs, "rhs": rhs, "bias": bias, "core": core, "root": root}
+
+    return pattern
+
+
+def _bias_keeps_product_shape(m: dict) -> bool:
+    return all(supported_on_device(m[k]) for k in ("core", "root")) and _shape(m["root"]) == _shape(m["core"])
+
+
+def _per_output_channel(m: dict) -> bool:
+    """The bias varies along the output channel axis only (any shape that broadcasts so)."""
+    out, bias = _shape(m["core"]), _shape(m["bias"])
+    if not _bias_keeps_product_shape(m) or out is None or bias is None or len(bias) > len(out):
+        return False
+    channel = len(out) - (1 if m["core"].attrs.out_layout == "NHWC" else 3)
+    aligned = [1] * (len(out) - len(bias)) + bias
+    return all(d == 1 or (i == channel and d == out[channel]) for i, d in enumerate(aligned))
+
+
+def _fused_bias(m: dict) -> Lowered:
+    core = lower_call(m["core"])
+    return Lowered(core.op, list(core.inputs) + [m["bias"]], dict(core.attrs))
+
+
+COMPOSITES: tuple[CompositeEntry, ...] = (
+    CompositeEntry("matmul_bias", ("relax.matmul", "relax.add"), _core_plus_bias("relax.matmul"),
+                   _bias_keeps_product_shape, _fused_bias),
+    CompositeEntry("conv2d_bias", ("relax.nn.conv2d", "relax.add"), _core_plus_bias("relax.nn.conv2d"),
+                   _per_output_channel, _fused_bias),
+    CompositeEntry("conv2d_transpose_bias", ("relax.nn.conv2d_transpose", "relax.add"),
+                   _core_plus_bias("relax.nn.conv2d_transpose"), _per_output_channel, _fused_bias),
+)
+
+COMPOSITES_BY_NAME: dict[str, CompositeEntry] = {entry.name: entry for entry in COMPOSITES}
+
+
+def composite_patterns(prefix: str) -> list[tuple]:
+    """(name, pattern, annotations, check) for `register_patterns`, after the single-op patterns."""
+    out = []
+    for entry in COMPOSITES:
+        root, annotations = entry.pattern()
+        out.append((prefix + entry.name, root, annotations,
+                    lambda context, entry=entry: entry.check(dict(context.annotated_expr))))
+    return out
+
+
+def lower_composite(func: relax.Function) -> Lowered | None:
+    """Codegen hook: one PyBuda op for a local function marked Composite="<prefix>.<name>", with
+    the function's parameters as inputs; None when the composite is not in the table."""
+    composite = func.attrs.get("Composite") if func.attrs is not None else None
+    entry = COMPOSITES_BY_NAME.get(str(composite).split(".", 1)[-1]) if composite is not None else None
+    if entry is None:
+        return None
+    root, annotations = entry.pattern()
+    var2val = get_var2val(func)
+    output = func.body.body
+    matched = root.extract_matched_expr(var2val.get(output, output), var2val)
+    if matched is None:
+        return None
+    return entry.convert({name: matched[p] for name, p in annotations.items()})
