@@ -22,7 +22,7 @@ def load_onnx(path):
     except Exception as exc:  # noqa: BLE001 - protobuf raises DecodeError, RuntimeWarning, ...
         raise MalformedModelFile(f"{path}: not a valid ONNX protobuf ({type(exc).__name__}: {exc})") from exc
     if not model.graph.output:
-        raise MalformedModelFile(f"{path}: parsed as ONNX but the graph has no outputs (truncated or not an ONNX file?)")
+        raise MalformedModelFile(f"{path}: parsed as ONNX but its graph has no outputs (truncated, or not ONNX?)")
     return model
 
 

@@ -13,6 +13,7 @@ from .errors import MalformedModelFile, require
 from .imported import ImportedModel, match_inputs, split_samples, to_numpy
 from .tf_convert import import_concrete, tf_name, trace
 
+
 def is_keras_model(model) -> bool:
     return any(c.__module__.startswith(("keras", "tf_keras")) and c.__name__ in ("Model", "Layer")
                for c in type(model).__mro__)
@@ -45,14 +46,13 @@ def positional_names(model, count: int) -> list[str]:
     return params[:count] if len(params) >= count else [f"input_{i}" for i in range(count)]
 
 
-def import_callable(model, sample_inputs, name: str, names: list[str] | None = None,
-                    framework: str = "tensorflow") -> ImportedModel:
+def import_callable(model, sample_inputs, name: str) -> ImportedModel:
     """Anything TF can trace (Keras model, tf.Module with __call__, tf.function, SavedModel signature)."""
     args, kwargs = split_samples(sample_inputs)
-    names = names or positional_names(model, len(args))
+    names = positional_names(model, len(args))
     concrete = trace(lambda *a, **k: call_tf_model(model, a, k), args, kwargs, names)
     samples = dict(zip(names, args)) | kwargs
-    return import_concrete(concrete, {tf_name(n): n for n in samples}, samples, framework, name)
+    return import_concrete(concrete, {tf_name(n): n for n in samples}, samples, "tensorflow", name)
 
 
 def import_tensorflow(model, sample_inputs, name: str) -> ImportedModel:
@@ -102,8 +102,8 @@ def graph_def_inputs(graph_def) -> list[str]:
     return [node.name for node in graph_def.node if node.op == "Placeholder"]
 
 
-def graph_def_callable(graph_def, output_names: list[str]):
-    """A function of the GraphDef's placeholders (in graph order) returning the named outputs."""
+def _graph_def_function(graph_def, output_names: list[str], values: dict, name: str):
+    """The GraphDef as a TF function of its placeholders (graph order) with the shapes of `values`."""
     tf = require("tensorflow", "TFGraphDefModule")
     inputs = graph_def_inputs(graph_def)
     fetches = [o if ":" in o else f"{o}:0" for o in output_names]
@@ -113,28 +113,25 @@ def graph_def_callable(graph_def, output_names: list[str]):
         outs = tf.compat.v1.import_graph_def(graph_def, input_map=feeds, return_elements=fetches, name="graph")
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    return run, inputs
-
-
-def _graph_def_concrete(graph_def, output_names: list[str], values: dict, inputs: list[str]):
-    tf = require("tensorflow", "TFGraphDefModule")
-    run, _ = graph_def_callable(graph_def, output_names)
     tensors = [tf.convert_to_tensor(to_numpy(values[n])) for n in inputs]
     specs = [tf.TensorSpec(t.shape, t.dtype, name=tf_name(n)) for n, t in zip(inputs, tensors)]
-    return tf.compat.v1.wrap_function(run, specs), tensors
+    try:
+        return tf.compat.v1.wrap_function(run, specs), tensors
+    except (KeyError, ValueError) as exc:  # unknown output names, placeholders of another dtype
+        raise ValueError(f"TFGraphDefModule {name!r}: cannot run the GraphDef for outputs {output_names} with "
+                         f"inputs {inputs}: {exc}") from exc
 
 
 def import_graph_def(graph_def, output_names: list[str], sample_inputs, name: str) -> ImportedModel:
     inputs = graph_def_inputs(graph_def)
     args, kwargs = split_samples(sample_inputs)
     values = match_inputs(inputs, args, kwargs, name)
-    concrete, _ = _graph_def_concrete(graph_def, output_names, values, inputs)
+    concrete, _ = _graph_def_function(graph_def, output_names, values, name)
     return import_concrete(concrete, {tf_name(n): n for n in inputs}, values, "tensorflow", name)
 
 
 def run_graph_def(graph_def, output_names: list[str], args: tuple, kwargs: dict, name: str):
     """Run the GraphDef in TensorFlow (TFGraphDefModule.cpu_eval)."""
-    inputs = graph_def_inputs(graph_def)
-    values = match_inputs(inputs, tuple(args), kwargs, name)
-    concrete, tensors = _graph_def_concrete(graph_def, output_names, values, inputs)
+    values = match_inputs(graph_def_inputs(graph_def), tuple(args), kwargs, name)
+    concrete, tensors = _graph_def_function(graph_def, output_names, values, name)
     return concrete(*tensors)

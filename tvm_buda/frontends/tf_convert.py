@@ -6,9 +6,11 @@ sample inputs before conversion: a dynamic batch breaks TVM's TFLite reshape con
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 
-from .errors import ModelImportError, import_failed, require
+from .errors import FRAMEWORK_NAMES, ModelImportError, import_failed, require
 from .imported import ImportedModel, TensorSpec, to_numpy
 from .relax_edit import num_outputs, reorder_outputs
 from .tflite import flatbuffer_io, flatbuffer_to_relax, parse_flatbuffer
@@ -43,11 +45,23 @@ def to_tflite(concrete, framework: str, name: str) -> bytes:
 
     try:
         frozen = convert_variables_to_constants_v2(concrete)
-        converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen])
+        with _quiet_absl():  # "consider providing the trackable_obj": frozen graphs have no variables to track
+            converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen])
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         return converter.convert()
     except Exception as exc:  # noqa: BLE001 - re-raised with the framework and route named
         raise import_failed(framework, name, CONVERTER + " (TF graph -> TFLite)", exc) from exc
+
+
+@contextlib.contextmanager
+def _quiet_absl():
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def output_layout(structured) -> tuple[str, list[str], list]:
@@ -74,29 +88,28 @@ def import_concrete(concrete, user_names: dict[str, str], samples: dict[str, obj
 
     user_names: placeholder name -> the name users pass inputs by; samples: user name -> value.
     """
+    where = f"{FRAMEWORK_NAMES[framework]} model '{name}'"
     buf = to_tflite(concrete, framework, name)
-    model = parse_flatbuffer(buf, f"the TFLite conversion of model '{name}'")
+    model = parse_flatbuffer(buf, f"the TFLite conversion of {where}")
     io = flatbuffer_io(model)
     io.input_names = [user_names.get(t.split(":")[0], t) for t in io.input_tensors]
     missing = [n for n in io.input_names if n not in samples]
     if missing:
-        raise ModelImportError(f"{framework} model '{name}': {CONVERTER} renamed inputs {missing}; expected "
-                               f"{sorted(samples)}")
+        raise ModelImportError(f"{where}: {CONVERTER} renamed inputs {missing}; expected {sorted(samples)}")
     specs = [TensorSpec.of(n, samples[n]) for n in io.input_names]
     mod = flatbuffer_to_relax(model, io, [s.shape for s in specs], framework, name, ROUTE)
     structure, out_names, tensors = output_layout(concrete.structured_outputs)
-    mod = reorder_outputs(mod, _output_order(tensors, io.output_tensors, framework, name)) if len(tensors) > 1 else mod
+    if len(tensors) > 1:
+        mod = reorder_outputs(mod, _output_order(tensors, io.output_tensors, where))
     if num_outputs(mod) != len(tensors):
-        raise ModelImportError(f"{framework} model '{name}': expected {len(tensors)} outputs after conversion, "
-                               f"got {num_outputs(mod)}")
+        raise ModelImportError(f"{where}: expected {len(tensors)} outputs after conversion, got {num_outputs(mod)}")
     return ImportedModel(name, framework, mod, {}, specs, structure, out_names)
 
 
-def _output_order(tensors: list, tflite_outputs: list[str], framework: str, name: str) -> list[int]:
+def _output_order(tensors: list, tflite_outputs: list[str], where: str) -> list[int]:
     """Position in the TFLite outputs of each structured output (TFLite keeps the TF tensor names)."""
     position = {out.split(":")[0]: i for i, out in enumerate(tflite_outputs)}
     wanted = [t.name.split(":")[0] for t in tensors]
     if not all(w in position for w in wanted):
-        raise ModelImportError(f"{framework} model '{name}': cannot match outputs {wanted} to the TFLite outputs "
-                               f"{tflite_outputs}")
+        raise ModelImportError(f"{where}: cannot match outputs {wanted} to the TFLite outputs {tflite_outputs}")
     return [position[w] for w in wanted]

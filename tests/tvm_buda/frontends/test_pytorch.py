@@ -81,3 +81,16 @@ def test_untraceable_model_names_framework_and_route():
 
     with pytest.raises(ModelImportError, match=r"PyTorch model 'dd' could not be imported through torch\.export"):
         tvm_buda.compile_model(PyTorchModule("dd", DataDependent()), (torch.randn(2, 2),))
+
+
+def test_keyword_inputs_pushed_to_a_tt_device():
+    import pybuda
+
+    torch.manual_seed(0)
+    model, x, scale = TwoHeads(as_dict=True).eval(), torch.randn(4, 16), torch.randn(4, 8)
+    device = pybuda.TTDevice("tt0", module=PyTorchModule("heads", model))
+    device.push_to_inputs({"scale": scale, "x": x})
+    outputs = pybuda.run_inference(input_count=1).get()
+    with torch.no_grad():
+        golden = model(x, scale)
+    assert_outputs_match(tuple(o.value() for o in outputs), tuple(golden.values()))
