@@ -46,7 +46,9 @@ def estimate(graph: OpGraph, config: PlacementConfig | None = None, microbatch: 
 
 def _op_row(p, placement) -> OpRow:
     op = p.op
-    row = OpRow(op.name, op.op_type, p.geom.kind if p.role == PLACED else p.role, None, tensor_tiles(op.output_shape),
+    placed_op = p.role == PLACED        # tiles of a placed op: of its work matrix (a conv's im2col output)
+    row = OpRow(op.name, op.op_type, p.geom.kind if placed_op else p.role, None,
+                p.geom.out_tiles if placed_op else tensor_tiles(op.output_shape),
                 op.data_format.name, op.math_fidelity.name, note=NOTES.get(p.role, ""))
     if placement is None:
         return row
