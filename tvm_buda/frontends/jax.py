@@ -35,6 +35,6 @@ def import_jax(fn, sample_inputs, name: str) -> ImportedModel:
     kwargs = {k: to_numpy(v) for k, v in kwargs.items()}
     names = positional_names(fn, len(args))
     converted = jax2tf.convert(fn, with_gradient=False)
-    concrete = trace(converted, args, kwargs, names)
+    concrete = trace(converted, args, kwargs, names, name)
     samples = dict(zip(names, args)) | kwargs
     return import_concrete(concrete, {tf_name(n): n for n in samples}, samples, "jax", name)

@@ -50,7 +50,7 @@ def import_callable(model, sample_inputs, name: str) -> ImportedModel:
     """Anything TF can trace (Keras model, tf.Module with __call__, tf.function, SavedModel signature)."""
     args, kwargs = split_samples(sample_inputs)
     names = positional_names(model, len(args))
-    concrete = trace(lambda *a, **k: call_tf_model(model, a, k), args, kwargs, names)
+    concrete = trace(lambda *a, **k: call_tf_model(model, a, k), args, kwargs, names, name)
     samples = dict(zip(names, args)) | kwargs
     return import_concrete(concrete, {tf_name(n): n for n in samples}, samples, "tensorflow", name)
 

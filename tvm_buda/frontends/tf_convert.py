@@ -10,6 +10,8 @@ import contextlib
 import logging
 import re
 
+import numpy as np
+
 from .errors import FRAMEWORK_NAMES, ModelImportError, import_failed, require
 from .imported import ImportedModel, TensorSpec, to_numpy
 from .relax_edit import num_outputs, reorder_outputs
@@ -25,16 +27,19 @@ def tf_name(name: str) -> str:
     return name if re.match(r"[A-Za-z0-9.]", name) else f"input{name}"
 
 
-def trace(fn, args: tuple, kwargs: dict, names: list[str]):
+def trace(fn, args: tuple, kwargs: dict, names: list[str], model: str):
     """Concrete function of `fn` for inputs shaped like the samples; placeholders named `names` then the keys."""
     tf = require("tensorflow", "the TensorFlow route")
-    arg_specs = [_spec(tf, value, name) for value, name in zip(args, names)]
-    kw_specs = {key: _spec(tf, value, key) for key, value in kwargs.items()}
+    arg_specs = [_spec(tf, value, name, model) for value, name in zip(args, names)]
+    kw_specs = {key: _spec(tf, value, key, model) for key, value in kwargs.items()}
     return tf.function(fn, autograph=False).get_concrete_function(*arg_specs, **kw_specs)
 
 
-def _spec(tf, value, name: str):
+def _spec(tf, value, name: str, model: str):
     array = to_numpy(value)
+    if array.dtype == np.float64:  # TVM's TFLite importer has no float64 tensors
+        raise TypeError(f"{model}: input '{name}' is float64, but the TFLite route compiles float32 models; pass float32 "
+                        "sample inputs (e.g. x.astype(np.float32))")
     return tf.TensorSpec(array.shape, tf.as_dtype(array.dtype), name=tf_name(name))
 
 

@@ -108,6 +108,11 @@ def test_graph_def(tf, keras_model):
     assert_outputs_match(out, wrapper.cpu_eval(x))
 
 
+def test_float64_samples_are_a_clear_error(keras_model):
+    with pytest.raises(TypeError, match=r"mlp: input 'x' is float64, but the TFLite route compiles float32 models"):
+        tvm_buda.compile_model(TFModule("mlp", keras_model("mlp")), (np.ones((2, 16)),))
+
+
 def test_dynamic_batch_is_fixed_from_the_sample(keras_model):
     compiled = tvm_buda.compile_model(TFModule("mlp", keras_model("mlp")), (keras_models.sample("mlp", batch=2),))
     assert compiled.imported.inputs[0].shape == (2, 16)
