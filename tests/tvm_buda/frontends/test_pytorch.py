@@ -53,6 +53,13 @@ def test_exported_program_file(tmp_path):
         assert_outputs_match(compiled.run(x), model(x))
 
 
+def test_exported_program_object():
+    model, x = build("cnn"), sample("cnn")
+    compiled = tvm_buda.compile_model(torch.export.export(model, (x,)), (x,), name="cnn_ep")
+    with torch.no_grad():
+        assert_outputs_match(compiled.run(x), model(x))
+
+
 def test_exported_program_with_dynamic_batch_is_fixed_from_the_samples(tmp_path):
     model = build("mlp")
     batch = torch.export.Dim("batch", min=2, max=64)

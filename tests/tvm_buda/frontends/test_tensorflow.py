@@ -114,7 +114,9 @@ def test_float64_samples_are_a_clear_error(keras_model):
 
 
 def test_dynamic_batch_is_fixed_from_the_sample(keras_model):
-    compiled = tvm_buda.compile_model(TFModule("mlp", keras_model("mlp")), (keras_models.sample("mlp", batch=2),))
+    # an unwrapped Keras model is recognised as TensorFlow too
+    compiled = tvm_buda.compile_model(keras_model("mlp"), (keras_models.sample("mlp", batch=2),))
+    assert compiled.framework == "tensorflow"
     assert compiled.imported.inputs[0].shape == (2, 16)
     with pytest.raises(ValueError, match=r"input 'x' has shape \(3, 16\), but the model was compiled for \(2, 16\)"):
         compiled.run(keras_models.sample("mlp", batch=3))
