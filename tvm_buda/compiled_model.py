@@ -39,7 +39,7 @@ class CompiledModel:
         self.cache_key = cache_key
         self.weight_names = list(weight_names)
         self.vm = relax.VirtualMachine(executable, tvm.cpu())
-        self._weights = [tvm.runtime.tensor(np.ascontiguousarray(signature.params[n])) for n in weight_names]
+        self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
         self.exec_context = context.ExecutionContext(numerics=config.numerics())
 
     # ---- running ----------------------------------------------------------------------------
@@ -77,7 +77,7 @@ class CompiledModel:
             if array.shape != current.shape:
                 raise ValueError(f"{self.name}: parameter {name} has shape {current.shape}, got {array.shape}")
             self.imported.params[name] = array.astype(current.dtype, copy=False)
-        self._weights = [tvm.runtime.tensor(np.ascontiguousarray(self.imported.params[n])) for n in self.weight_names]
+        self._weights = [_vm_tensor(self.imported.params[n]) for n in self.weight_names]
         for subgraph, _ in self.subgraphs:
             for kind, local, source in subgraph.arg_roles:
                 if kind == "parameter" and source in arrays:
@@ -116,6 +116,15 @@ class CompiledModel:
     def __repr__(self) -> str:
         return (f"CompiledModel({self.name!r}, framework={self.framework}, device_subgraphs={self.num_device_subgraphs}, "
                 f"device_ops={len(self.device_ops())}, cpu_ops={len(self.cpu_ops())}, graph_breaks={self.graph_breaks})")
+
+
+def _vm_tensor(array: np.ndarray):
+    """A TVM tensor sharing `array`'s memory when TVM accepts it (64-byte aligned), else a copy."""
+    array = np.ascontiguousarray(array)
+    try:
+        return tvm.runtime.from_dlpack(array)
+    except Exception:  # noqa: BLE001 - unaligned buffers are copied
+        return tvm.runtime.tensor(array)
 
 
 def _host_array(value) -> np.ndarray:
