@@ -9,6 +9,7 @@ from __future__ import annotations
 from .config import _get_global_compiler_config
 from .dataformat import DataFormat, MathFidelity
 from .numerics_config import MixedPrecisionRule
+from .perf.boards import BOARDS, validate_harvested_rows
 
 # option name -> CompilerConfig field it sets (None: recorded only)
 _HONOURED = {
@@ -31,8 +32,7 @@ _RECORDED = (
     "dram_placement_algorithm", "chip_placement_policy", "enable_forked_dram_inputs",
 )
 KNOWN_OPTIONS = tuple(_HONOURED) + _RECORDED
-HARVESTABLE_ROWS = frozenset(range(1, 6)) | frozenset(range(7, 12))
-DEVICE_CONFIGS = ("gs_e75", "gs_e150", "wh_n150", "wh_n300")
+DEVICE_CONFIGS = tuple(sorted(BOARDS))
 
 
 def _validate(name: str, value):
@@ -46,10 +46,10 @@ def _validate(name: str, value):
         return int(value)
     if name == "harvested_rows":
         rows = [int(r) for r in (value[0] if value and isinstance(value[0], (list, tuple)) else value)]
-        bad = [r for r in rows if r not in HARVESTABLE_ROWS]
-        if bad:
-            raise ValueError(f"set_configuration_options: harvested_rows {bad} are not harvestable (only 1-5 and 7-11)")
-        return rows
+        try:
+            return list(validate_harvested_rows(rows))
+        except ValueError as exc:
+            raise ValueError(f"set_configuration_options: {exc}") from None
     if name == "device_config":
         if value not in DEVICE_CONFIGS:
             raise ValueError(f"set_configuration_options: device_config {value!r} is unknown; expected one of {DEVICE_CONFIGS}")
