@@ -8,7 +8,18 @@ from typing import Callable
 import tvm
 from tvm import relax
 
+from .decompose_elementwise import DecomposeElementwise
+from .decompose_shapes import DecomposeStackAndAdaptivePool
+from .divide_by_constant import DivideByConstantAsMultiply
 from .guard_take import GuardTakeIndices
+from .prepare_conv_layouts import PrepareConvLayouts
+from .reconstruct_gelu import ReconstructGelu
+from .reconstruct_layer_norm import ReconstructLayerNorm
+from .reconstruct_softmax import ReconstructSoftmax
+from .safe_softmax_guard import SimplifySafeSoftmaxGuard
+from .simplify_layout_chains import SimplifyLayoutChains
+from .split_multi_axis import SplitMultiAxisOps
+from .top_one_as_max import TopOneAsMax
 
 
 @dataclass(frozen=True)
@@ -39,10 +50,38 @@ class PassPipeline:
 def buda_pass_pipeline() -> PassPipeline:
     return PassPipeline(
         [
+            # canonicalise
             NamedPass("canonicalize_bindings", relax.transform.CanonicalizeBindings,
                       "drop trivial re-bindings so patterns see ops back to back"),
+            NamedPass("decompose_ops_for_inference", relax.transform.DecomposeOpsForInference,
+                      "batch_norm (a tuple-valued op) into elementwise scale and shift, before folding"),
             NamedPass("fold_constant", relax.transform.FoldConstant,
                       "compute what depends only on constants at compile time"),
+            NamedPass("eliminate_common_subexpr", relax.transform.EliminateCommonSubexpr,
+                      "importers repeat subexpressions (x - mean twice in a layer norm); patterns want one"),
+            NamedPass("divide_by_constant_as_multiply", DivideByConstantAsMultiply,
+                      "x / c is x * (1 / c): no reciprocal on the device, one form for the patterns"),
+            NamedPass("top_one_as_max", TopOneAsMax, "topk(k=1) values, PyTorch's x.max(dim), are a max reduction"),
+            NamedPass("simplify_layout_chains", SimplifyLayoutChains,
+                      "collapse reshape/permute chains and drop no-op reshapes and broadcasts"),
+            NamedPass("simplify_safe_softmax_guard", SimplifySafeSoftmaxGuard,
+                      "PyTorch's all -inf row guard in float ops, so attention stays on the device"),
+            # reconstruct what frameworks wrote out elementwise
+            NamedPass("reconstruct_gelu", ReconstructGelu, "x * Phi(x) in erf or tanh form is one Gelu"),
+            NamedPass("reconstruct_layer_norm", ReconstructLayerNorm,
+                      "mean/subtract/square/mean/rsqrt/scale/shift is one Layernorm"),
+            NamedPass("reconstruct_softmax", ReconstructSoftmax, "exp / sum(exp) is one Softmax"),
+            # decompose what the device lacks into what it has
+            NamedPass("decompose_elementwise", DecomposeElementwise, "rsqrt, negative, square, silu via device ops"),
+            NamedPass("decompose_stack_and_adaptive_pool", DecomposeStackAndAdaptivePool,
+                      "stack as concat, adaptive average pooling as mean or avg_pool2d"),
+            NamedPass("split_multi_axis_ops", SplitMultiAxisOps,
+                      "device reductions and slices take one axis at a time"),
+            # layouts
+            NamedPass("prepare_conv_layouts", PrepareConvLayouts,
+                      "TFLite's HWIO/HWOI kernels as OIHW; NHWC data runs as is (channel_last)"),
+            NamedPass("fold_weight_permutes", relax.transform.FoldConstant,
+                      "weights permuted by prepare_conv_layouts are constants again"),
             NamedPass("guard_take_indices", GuardTakeIndices,
                       "out-of-range ids must never reach take's unchecked fast mode"),
             NamedPass("dead_code_elimination", relax.transform.DeadCodeElimination,

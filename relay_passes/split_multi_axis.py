@@ -1,0 +1,66 @@
+"""SplitMultiAxisOps: reductions and slices over several axes -> chains over one axis each.
+
+PyBuda's reductions and Index take one dimension. mean(x, [2, 3]) becomes mean(mean(x, 3), 2)
+(exact: every inner mean covers the same count), a reduction over all axes becomes one per axis,
+and keepdims=False is a final reshape. strided_slice gets one call per axis, with its strides
+written out (the partition pattern expects all five arguments).
+"""
+
+from tvm import relax, tirx
+from tvm.relax.dpl import is_op, rewrite_call, wildcard
+from tvm.relax.transform import function_pass
+
+from .scalars import static_shape
+
+REDUCTIONS = {"relax.sum": relax.op.sum, "relax.mean": relax.op.mean, "relax.max": relax.op.max,
+              "relax.min": relax.op.min}
+
+
+@function_pass(opt_level=0, name="SplitMultiAxisOps")
+class SplitMultiAxisOps:
+    def __init__(self):
+        self.x = wildcard()
+        reductions = [is_op(name)(self.x) for name in REDUCTIONS]
+        self.reduction = reductions[0] | reductions[1] | reductions[2] | reductions[3]
+        slices = is_op("relax.strided_slice")
+        self.slice = slices(self.x, wildcard(), wildcard(), wildcard()) | slices(
+            self.x, wildcard(), wildcard(), wildcard(), wildcard())
+        self.pattern = self.reduction | self.slice
+
+    def transform_function(self, func, mod, ctx):
+        return rewrite_call(self.pattern, self.rewrite, func)
+
+    def rewrite(self, expr, matches):
+        x = matches[self.x]
+        if self.slice in matches:
+            split = _split_slice(matches[self.slice], x)
+        else:
+            split = _split_reduction(matches[self.reduction], x)
+        return expr if split is None else split
+
+
+def _split_reduction(call: relax.Call, x) -> relax.Expr | None:
+    ndim = x.ty.ndim
+    axes = list(range(ndim)) if call.attrs.axis is None else sorted({int(a) % ndim for a in call.attrs.axis})
+    if len(axes) == 1 or ndim == 0:
+        return None
+    reduce = REDUCTIONS[call.op.name]
+    out = x
+    for axis in reversed(axes):
+        out = reduce(out, axis=[axis], keepdims=True)
+    shape = static_shape(call)
+    if call.attrs.keepdims:
+        return out
+    return relax.op.reshape(out, shape) if shape is not None else None
+
+
+def _split_slice(call: relax.Call, x) -> relax.Expr | None:
+    axes, begin, end = (list(part.fields) for part in call.args[1:4])
+    strides = list(call.args[4].fields) if len(call.args) == 5 else [tirx.IntImm("int64", 1)] * len(axes)
+    if len(call.args) == 5 and len(axes) == 1:
+        return None
+    assume_inbound = bool(call.attrs.assume_inbound)
+    out = x
+    for parts in zip(axes, begin, end, strides):
+        out = relax.op.strided_slice(out, *([p] for p in parts), assume_inbound=assume_inbound)
+    return out

@@ -1,0 +1,60 @@
+"""SplitMultiAxisOps: reductions and slices over several axes become one-axis chains."""
+
+import numpy as np
+import tvm
+from tvm import relax
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+from relay_passes.split_multi_axis import SplitMultiAxisOps
+
+
+@I.ir_module
+class Before:
+    @R.function
+    def main(x: R.Tensor((2, 3, 4, 5), "float32")):
+        with R.dataflow():
+            m = R.mean(x, axis=[2, 3], keepdims=True)
+            s = R.sum(x, axis=[1, -1], keepdims=False)
+            t = R.max(x)
+            c = R.strided_slice(x, axes=[1, 3], begin=[0, 1], end=[2, 5], strides=[1, 2])
+            d = R.strided_slice(x, axes=[0], begin=[1], end=[2])
+            R.output(m, s, t, c, d)
+        return m, s, t, c, d
+
+
+@I.ir_module
+class Expected:
+    @R.function
+    def main(x: R.Tensor((2, 3, 4, 5), "float32")):
+        with R.dataflow():
+            m1 = R.mean(x, axis=[3], keepdims=True)
+            m = R.mean(m1, axis=[2], keepdims=True)
+            s1 = R.sum(x, axis=[3], keepdims=True)
+            s2 = R.sum(s1, axis=[1], keepdims=True)
+            s = R.reshape(s2, R.shape([2, 4]))
+            t1 = R.max(x, axis=[3], keepdims=True)
+            t2 = R.max(t1, axis=[2], keepdims=True)
+            t3 = R.max(t2, axis=[1], keepdims=True)
+            t4 = R.max(t3, axis=[0], keepdims=True)
+            t = R.reshape(t4, R.shape([]))
+            c1 = R.strided_slice(x, axes=[1], begin=[0], end=[2], strides=[1])
+            c = R.strided_slice(c1, axes=[3], begin=[1], end=[5], strides=[2])
+            d = R.strided_slice(x, axes=[0], begin=[1], end=[2], strides=[1])
+            R.output(m, s, t, c, d)
+        return m, s, t, c, d
+
+
+def test_one_axis_at_a_time():
+    tvm.ir.assert_structural_equal(SplitMultiAxisOps()(Before), Expected)
+
+
+def test_split_ops_compute_the_same_values():
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+
+    def run(mod):
+        vm = relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
+        return [r.numpy() for r in vm["main"](tvm.runtime.tensor(x))]
+
+    for after, before in zip(run(SplitMultiAxisOps()(Before)), run(Before)):
+        np.testing.assert_allclose(after, before, rtol=1e-6)
