@@ -28,7 +28,8 @@ from buda_runtime_sim.options import (
 
 from . import config, op
 
-_FROM_TVM_BUDA = {"PyTorchModule", "compile_model", "build"}
+_FROM_TVM_BUDA = {"PyTorchModule", "TFModule", "TFGraphDefModule", "JaxModule", "OnnxModule", "TFLiteModule",
+                  "compile_model", "build"}
 
 
 def __getattr__(name):
@@ -40,7 +41,8 @@ def __getattr__(name):
 
 
 __all__ = ["BackendDevice", "BackendType", "CPUDevice", "CompilerConfig", "DataFormat", "DeviceMode", "MathFidelity",
-           "Module", "Parameter", "PyBudaModule", "PyTorchModule", "TTDevice", "Tensor", "config",
+           "JaxModule", "Module", "OnnxModule", "Parameter", "PyBudaModule", "PyTorchModule", "TFGraphDefModule",
+           "TFLiteModule", "TFModule", "TTDevice", "Tensor", "config",
            "configure_mixed_precision", "detect_available_devices", "get_intermediates_queue",
            "get_parameter_checkpoint", "initialize_pipeline", "op", "override_op_size", "run_forward",
            "run_inference", "set_chip_break", "set_configuration_options", "set_epoch_break", "shutdown",

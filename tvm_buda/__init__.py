@@ -12,7 +12,9 @@ from buda_runtime_sim.config import CompilerConfig  # noqa: E402
 from . import target  # noqa: E402,F401  (registration side effects)
 from .build import build  # noqa: E402
 from .compiled_model import CompiledModel, compile_model  # noqa: E402
-from .modules import PyTorchModule  # noqa: E402
+from .frontends.errors import FrameworkNotInstalled, MalformedModelFile, ModelImportError  # noqa: E402
+from .modules import JaxModule, OnnxModule, PyTorchModule, TFGraphDefModule, TFLiteModule, TFModule  # noqa: E402
 
-__all__ = ["CompiledModel", "CompilerConfig", "DataFormat", "MathFidelity", "PyTorchModule", "build",
-           "compile_model", "__version__"]
+__all__ = ["CompiledModel", "CompilerConfig", "DataFormat", "FrameworkNotInstalled", "JaxModule", "MalformedModelFile",
+           "MathFidelity", "ModelImportError", "OnnxModule", "PyTorchModule", "TFGraphDefModule", "TFLiteModule",
+           "TFModule", "build", "compile_model", "__version__"]

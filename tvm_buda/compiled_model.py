@@ -145,8 +145,9 @@ def resolve_config(config: CompilerConfig | None) -> CompilerConfig:
     return (config or _get_global_compiler_config()).copy()
 
 
-def compile_model(model, sample_inputs, config: CompilerConfig | None = None, name: str | None = None) -> CompiledModel:
-    """Compile a framework model for the buda backend, using `sample_inputs` for shapes and dtypes."""
+def compile_model(model, sample_inputs=(), config: CompilerConfig | None = None, name: str | None = None) -> CompiledModel:
+    """Compile a framework model for the buda backend, using `sample_inputs` for shapes and dtypes
+    (model files with static shapes need none)."""
     from .build import build_imported
     from .build_state import stage
     from .cache import compile_with_cache
@@ -167,10 +168,12 @@ def compile_model(model, sample_inputs, config: CompilerConfig | None = None, na
 
 def default_model_name(model) -> str:
     """A wrapper's own name, else the model's class name in lower case."""
+    inner = getattr(model, "framework_module", model)
+    if isinstance(model, (str, Path)):
+        return Path(model).stem.split(".")[0] or "model"
     name = getattr(model, "name", None)
     if isinstance(name, str) and name:
         return name
-    inner = getattr(model, "framework_module", model)
     if isinstance(inner, (str, Path)):
         return Path(inner).stem.split(".")[0] or "model"
     return type(inner).__name__.lower()

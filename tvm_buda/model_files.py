@@ -39,12 +39,12 @@ def declared_inputs(path: Path) -> list[tuple[str, tuple, str]]:
         return [(n, tuple(None if i in dyn else d for i, d in enumerate(s)), t)
                 for n, s, dyn, t in zip(io.input_names, io.shapes, io.dynamic, io.dtypes)]
     if framework == "pytorch":
-        from .frontends.pytorch import _user_input_values, load_exported_program
+        from .frontends.pytorch import user_input_values, load_exported_program
 
         program = load_exported_program(path, (), path.stem)
         names = list(program.graph_signature.user_inputs)
         return [(n, tuple(d if isinstance(d, int) else None for d in v.shape), str(v.dtype).removeprefix("torch."))
-                for n, v in zip(names, _user_input_values(program))]
+                for n, v in zip(names, user_input_values(program))]
     raise ValueError(f"{path}: a SavedModel's inputs cannot be read without TensorFlow tracing; "
                      "give every input with --input-shape NAME=DIMS")
 

@@ -53,6 +53,9 @@ def model_fingerprint(model) -> str | None:
     """A hash of the framework model, or None when it cannot be computed without importing it."""
     inner = getattr(model, "framework_module", model)
     digest = hashlib.sha256()
+    for extra in ("output_names",):  # wrapper settings that change the graph (TFGraphDefModule)
+        if hasattr(model, extra):
+            digest.update(repr(getattr(model, extra)).encode())
     if isinstance(inner, (str, Path)) and Path(inner).is_file():
         digest.update(Path(inner).read_bytes())
         return digest.hexdigest()

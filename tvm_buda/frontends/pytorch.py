@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from .errors import MalformedModelFile, import_failed
 from .imported import ImportedModel, TensorSpec, split_samples
 
@@ -48,13 +50,27 @@ def load_exported_program(path, sample_inputs, name: str):
 def _has_dynamic_dims(program) -> bool:
     import torch
 
-    return any(isinstance(d, torch.SymInt) for spec in _user_input_values(program) for d in spec.shape)
+    return any(isinstance(d, torch.SymInt) for spec in user_input_values(program) for d in spec.shape)
 
 
-def _user_input_values(program) -> list:
+def user_input_values(program) -> list:
     """Fake tensors of the user inputs, in the order the exported program takes them."""
     placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
     return [placeholders[name].meta["val"] for name in program.graph_signature.user_inputs]
+
+
+def _cumsum_with_output_dtype(node, importer):
+    """torch.cumsum of bools is int64; TVM's converter types it bool, which LLVM cannot add (GPT-2)."""
+    from tvm import relax
+
+    x = importer.env[node.args[0]]
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    out = node.meta.get("val")
+    dtype = str(out.dtype).removeprefix("torch.") if out is not None else None
+    return importer.block_builder.emit(relax.op.cumsum(x, dim, dtype))
+
+
+CUSTOM_CONVERTERS = {"cumsum.default": _cumsum_with_output_dtype}
 
 
 def import_exported_program(program, name: str) -> ImportedModel:
@@ -62,14 +78,16 @@ def import_exported_program(program, name: str) -> ImportedModel:
     from tvm.relax.frontend.torch import from_exported_program
 
     try:
-        mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True)
+        mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True,
+                                    custom_convert_map=CUSTOM_CONVERTERS)
     except Exception as exc:  # noqa: BLE001
         raise import_failed("pytorch", name, ROUTE, exc) from exc
     mod, detached = relax.frontend.detach_params(mod)
     main = mod["main"]
-    values = _user_input_values(program)
+    values = user_input_values(program)
     weight_vars = main.params[len(values):]
-    params = {v.name: t.numpy() for v, t in zip(weight_vars, detached.get("main", []))}
+    # numpy views of TVM's own (aligned) buffers: the VM later shares them instead of copying
+    params = {v.name: np.from_dlpack(t) for v, t in zip(weight_vars, detached.get("main", []))}
     specs = [TensorSpec(v.name, tuple(int(d) for d in x.shape), str(x.dtype).removeprefix("torch."))
              for v, x in zip(main.params, values)]
     structure, names = _output_layout(program.call_spec.out_spec)
