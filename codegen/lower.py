@@ -44,6 +44,7 @@ class _Lowerer:
         self.parameters: dict[str, np.ndarray] = {}
         self.constants: dict[str, np.ndarray] = {}
         self.source_ops: list[str] = []
+        self.layer_of: dict[str, str] = {}  # expression -> framework layer it comes from (for op names)
 
     def run(self, func, arg_bindings, module_name, class_name) -> ModuleGraph:
         env: dict = {}
@@ -56,9 +57,9 @@ class _Lowerer:
                 env[param] = name
             else:
                 kind, hint, value, source = binding
-                name = self._add_weight(kind, hint, value)
-                roles.append((kind, name, source))
-                env[param] = self._reference(kind, name)
+                ref = self._weight_reference(kind, hint, value)
+                roles.append(("literal", ref, source) if _is_literal(ref) else (kind, _bare(ref), source))
+                env[param] = ref
         result = self._walk(func, env)
         outputs = result if isinstance(result, list) else [result]
         if any(isinstance(o, list) for o in outputs):
@@ -67,14 +68,17 @@ class _Lowerer:
                            outputs, roles, self.source_ops)
 
     # ---- weights ----------------------------------------------------------------------------
-    def _add_weight(self, kind: str, hint: str, value: np.ndarray) -> str:
+    def _weight_reference(self, kind: str, hint: str, value: np.ndarray) -> str:
+        """How generated code refers to a weight: self.<param>, self.get_constant(...), or a literal
+        for a scalar constant (reads better: `Multiply("scale", x, 0.125)`)."""
+        if kind == "constant" and value.size == 1 and value.ndim <= 1 and value.dtype.kind in "fiu":
+            return _literal(value.reshape(()).item())
         name = self.ns.create_name(hint)
         (self.parameters if kind == "parameter" else self.constants)[name] = np.ascontiguousarray(value)
-        return name
-
-    @staticmethod
-    def _reference(kind: str, name: str) -> str:
-        return f"self.{name}" if kind == "parameter" else f'self.get_constant("{name}")'
+        if kind == "parameter":
+            self.layer_of[f"self.{name}"] = _layer_name(name)
+            return f"self.{name}"
+        return f'self.get_constant("{name}")'
 
     # ---- body -------------------------------------------------------------------------------
     def _walk(self, func: relax.Function, env: dict):
@@ -106,19 +110,51 @@ class _Lowerer:
             return self._lookup(expr.tuple_value, env)[expr.index]
         value = tensor_constant(expr)
         if value is not None:
-            return self._reference("constant", self._add_weight("constant", "const", value))
+            return self._weight_reference("constant", "const", value)
         raise CodegenError(f"cannot generate code for {type(expr).__name__} in a device function")
 
     def _emit(self, call: relax.Call, env) -> str:
         lowered = self.lower_call(call)
         self.source_ops.append(call.op.name.removeprefix("relax."))
         short = lowered.op.split(".")[-1].lower()
-        name = self.ns.create_name(f"{short}_{len(self.ops)}")
         inputs = [self._lookup(x, env) for x in lowered.inputs]
+        layer = next((self.layer_of[i] for i in inputs if isinstance(i, str) and i in self.layer_of), None)
+        hint = (layer if layer.endswith(short) else f"{layer}_{short}") if layer else f"{short}_{len(self.ops)}"
+        name = self.ns.create_name(hint)
+        if layer and lowered.op in _WEIGHT_LAYOUT_OPS and inputs and inputs[0] in self.layer_of:
+            self.layer_of[name] = layer  # a transposed weight still belongs to its layer
         self.ops.append(OpLine(lowered.op, name, name, inputs, dict(lowered.attrs),
                                [static_shape(x) for x in lowered.inputs], static_shape(call),
                                call.op.name.removeprefix("relax.")))
         return name
+
+
+_WEIGHT_LAYOUT_OPS = frozenset({"Transpose", "Reshape", "Permute"})
+_WEIGHT_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_kernel")
+
+
+def _layer_name(param: str) -> str:
+    """"encoder_layer_0_attention_self_query_weight" -> "encoder_layer_0_attention_self_query"."""
+    for suffix in _WEIGHT_SUFFIXES:
+        if param.endswith(suffix) and len(param) > len(suffix):
+            return param[: -len(suffix)]
+    return param
+
+
+def _literal(value) -> str:
+    """Python source for a scalar; inf and nan are not literals in Python."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return f'float("{value}")'
+    return repr(value)
+
+
+def _is_literal(ref: str) -> bool:
+    return not ref.startswith("self.")
+
+
+def _bare(ref: str) -> str:
+    """self.x -> x; self.get_constant("c") -> c."""
+    return ref.removeprefix("self.").removeprefix('get_constant("').removesuffix('")')
 
 
 def tensor_constant(expr) -> np.ndarray | None:
