@@ -38,3 +38,19 @@ def test_generated_module_is_a_pybuda_module_importable_on_its_own(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "fc1_weight" in result.stdout
+
+
+def test_identical_subgraphs_share_one_module():
+    class Twice(torch.nn.Module):
+        def forward(self, x):  # cumprod has no device kernel: two identical device regions around it
+            x = torch.cumprod(torch.relu(x) * 0.5 + 1.0, dim=1)
+            return torch.cumprod(torch.relu(x) * 0.5 + 1.0, dim=1)
+
+    model, x = Twice(), torch.randn(4, 8)
+    compiled = tvm_buda.compile_model(model, (x,), name="twice")
+    steps = compiled.partition_summary().steps
+    assert [s.op for s in steps if s.kind == "device"] == ["twice_0", "twice_0"]
+    assert [p.name for p in compiled.generated_files if p.suffix == ".py"] == ["twice_0.py"]
+    from tests.helpers import assert_matches_golden
+
+    assert_matches_golden(compiled.run(x), model(x))
