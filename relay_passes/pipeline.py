@@ -18,6 +18,7 @@ from .reconstruct_layer_norm import ReconstructLayerNorm
 from .reconstruct_softmax import ReconstructSoftmax
 from .safe_softmax_guard import SimplifySafeSoftmaxGuard
 from .simplify_layout_chains import SimplifyLayoutChains
+from .split_as_slices import SplitAsSlices
 from .split_multi_axis import SplitMultiAxisOps
 from .top_one_as_max import TopOneAsMax
 
@@ -75,6 +76,7 @@ def buda_pass_pipeline() -> PassPipeline:
             NamedPass("decompose_elementwise", DecomposeElementwise, "rsqrt, negative, square, silu via device ops"),
             NamedPass("decompose_stack_and_adaptive_pool", DecomposeStackAndAdaptivePool,
                       "stack as concat, adaptive average pooling as mean or avg_pool2d"),
+            NamedPass("split_as_slices", SplitAsSlices, "split returns a tuple; its parts are strided slices"),
             NamedPass("split_multi_axis_ops", SplitMultiAxisOps,
                       "device reductions and slices take one axis at a time"),
             # layouts

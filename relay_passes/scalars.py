@@ -35,7 +35,12 @@ def is_scalar(expr, expected: float, rel: float = 1e-4) -> bool:
 
 
 def static_shape(expr) -> list[int] | None:
-    ty = getattr(expr, "ty", None)
+    """The static shape of a tensor expression, or None."""
+    return type_shape(getattr(expr, "ty", None))
+
+
+def type_shape(ty) -> list[int] | None:
+    """The static shape of a tensor type, or None."""
     shape = getattr(ty, "shape", None) if isinstance(ty, relax.TensorType) else None
     if shape is None or not all(isinstance(d, tvm.tirx.IntImm) for d in shape):
         return None

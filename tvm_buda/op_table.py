@@ -92,9 +92,15 @@ def _tensor_args(call: relax.Call) -> list:
     return out
 
 
-def _scalar(expr) -> float:
-    value = float(expr.value)
-    return max(min(value, _FLOAT32_MAX), -_FLOAT32_MAX) if math.isinf(value) else value
+def _scalar(expr) -> float | None:
+    """A literal bound (IntImm, FloatImm or a PrimValue of one) as a float, None if not a literal.
+    +-inf become +-FLT_MAX: generated code is Python source, where inf is not a literal."""
+    while hasattr(expr, "value") and not isinstance(expr, (int, float)):
+        expr = expr.value
+    if not isinstance(expr, (int, float)):
+        return None
+    value = float(expr)
+    return math.copysign(_FLOAT32_MAX, value) if math.isinf(value) else value
 
 
 def _static_shape(call: relax.Call) -> bool:
@@ -281,7 +287,8 @@ OP_TABLE: tuple[OpEntry, ...] = (
     _unary("log", "Log"), _unary("abs", "Abs"), _unary("sin", "Sin"), _unary("cos", "Cos"), _unary("erf", "Erf"),
     _unary("logical_not", "LogicalNot"),
     OpEntry("relax.clip", "Clip", 3, _same("Clip", lambda call: {"min": _scalar(call.args[1]),
-                                                                 "max": _scalar(call.args[2])})),
+                                                                 "max": _scalar(call.args[2])}),
+            check=lambda call: None not in (_scalar(call.args[1]), _scalar(call.args[2]))),
     OpEntry("relax.astype", "Cast", 1, _same("Cast", lambda call: {"dtype": str(call.attrs.dtype)}),
             check=_cast_supported, fallback_aliases=("cast",)),
     # normalisation
