@@ -39,7 +39,8 @@ class GeneratedFiles:
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -78,8 +79,37 @@ def read_manifest(files: GeneratedFiles) -> dict:
     return json.loads(files.manifest.read_text())
 
 
+_ALIGN = 64  # TVM shares (rather than copies) host buffers aligned to 64 bytes
+_ST_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
+              "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": None}
+
+
 def read_params(files: GeneratedFiles) -> dict[str, np.ndarray]:
-    return load_file(str(files.params))
+    return read_safetensors(files.params)
+
+
+def read_safetensors(path) -> dict[str, np.ndarray]:
+    """Load a safetensors file into one 64-byte-aligned buffer (views per tensor, no per-tensor copy).
+
+    Same result as safetensors.numpy.load_file, but the buffers can be handed to TVM without copying."""
+    with open(path, "rb") as f:
+        header_len = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(header_len))
+        header.pop("__metadata__", None)
+        size = max((v["data_offsets"][1] for v in header.values()), default=0)
+        raw = np.empty(size + _ALIGN, dtype=np.uint8)
+        start = -raw.ctypes.data % _ALIGN
+        data = raw[start:start + size]
+        if f.readinto(memoryview(data)) != size:
+            raise ValueError(f"{path}: truncated safetensors file")
+    out = {}
+    for name, info in header.items():
+        dtype = _ST_DTYPES.get(info["dtype"])
+        if dtype is None:  # formats numpy cannot view: fall back to the library
+            return load_file(str(path))
+        begin, end = info["data_offsets"]
+        out[name] = data[begin:end].view(dtype).reshape(info["shape"])
+    return out
 
 
 def read_graph(files: GeneratedFiles) -> ModuleGraph:

@@ -26,13 +26,14 @@ def import_source(path: Path):
     return module
 
 
-def load_module(files: GeneratedFiles):
-    """Instantiate the generated PyBudaModule and load its parameters and constants."""
+def load_module(files: GeneratedFiles, params: dict | None = None):
+    """Instantiate the generated PyBudaModule and load its parameters and constants (from `params`
+    when the caller already holds them, else from the safetensors file beside the source)."""
     manifest = read_manifest(files)
     source = import_source(files.source)
     cls = getattr(source, manifest["class_name"], None)
     if cls is None:
         raise ImportError(f"{files.source} no longer defines class {manifest['class_name']}")
     instance = cls()
-    instance.load_parameter_dict(read_params(files))
+    instance.load_parameter_dict(params if params is not None else read_params(files))
     return instance

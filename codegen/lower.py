@@ -26,6 +26,7 @@ def lower_function(
     lower_call: Callable,
     module_name: str,
     class_name: str,
+    lower_composite: Callable | None = None,
 ) -> ModuleGraph:
     """Lower one function with Codegen="buda".
 
@@ -33,12 +34,13 @@ def lower_function(
     value, source) when every call site passes the same known weight or constant; `source` names
     it in the host graph ("" for literal constants). Roles are recorded as (kind, name, source).
     """
-    return _Lowerer(lower_call).run(func, arg_bindings, module_name, class_name)
+    return _Lowerer(lower_call, lower_composite).run(func, arg_bindings, module_name, class_name)
 
 
 class _Lowerer:
-    def __init__(self, lower_call: Callable):
+    def __init__(self, lower_call: Callable, lower_composite: Callable | None = None):
         self.lower_call = lower_call
+        self.lower_composite = lower_composite or (lambda func: None)
         self.ns = Namespace()
         self.ops: list[OpLine] = []
         self.parameters: dict[str, np.ndarray] = {}
@@ -92,7 +94,11 @@ class _Lowerer:
                 elif isinstance(value, relax.Call) and isinstance(value.op, relax.Var) and value.op in local_functions:
                     inner = local_functions[value.op]
                     inner_env = {p: self._lookup(a, env) for p, a in zip(inner.params, value.args)}
-                    env[binding.var] = self._walk(inner, inner_env)
+                    fused = self.lower_composite(inner)
+                    if fused is not None:  # a fused pattern (matmul + bias, ...) is one PyBuda op
+                        env[binding.var] = self._emit_lowered(fused, inner_env, binding.var, _op_names(inner))
+                    else:
+                        env[binding.var] = self._walk(inner, inner_env)
                 elif isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
                     env[binding.var] = self._emit(value, env)
                 else:
@@ -114,8 +120,11 @@ class _Lowerer:
         raise CodegenError(f"cannot generate code for {type(expr).__name__} in a device function")
 
     def _emit(self, call: relax.Call, env) -> str:
-        lowered = self.lower_call(call)
-        self.source_ops.append(call.op.name.removeprefix("relax."))
+        return self._emit_lowered(self.lower_call(call), env, call, [call.op.name.removeprefix("relax.")])
+
+    def _emit_lowered(self, lowered, env, result, source_ops: list[str]) -> str:
+        """One generated line; `result` is the Relax expression it computes (for its static shape)."""
+        self.source_ops.extend(source_ops)
         short = lowered.op.split(".")[-1].lower()
         inputs = [self._lookup(x, env) for x in lowered.inputs]
         layer = next((self.layer_of[i] for i in inputs if isinstance(i, str) and i in self.layer_of), None)
@@ -124,9 +133,15 @@ class _Lowerer:
         if layer and lowered.op in _WEIGHT_LAYOUT_OPS and inputs and inputs[0] in self.layer_of:
             self.layer_of[name] = layer  # a transposed weight still belongs to its layer
         self.ops.append(OpLine(lowered.op, name, name, inputs, dict(lowered.attrs),
-                               [static_shape(x) for x in lowered.inputs], static_shape(call),
-                               call.op.name.removeprefix("relax.")))
+                               [static_shape(x) for x in lowered.inputs], static_shape(result),
+                               "+".join(source_ops)))
         return name
+
+
+def _op_names(func: relax.Function) -> list[str]:
+    """Relax op names computed inside a (composite) function, in order."""
+    return [b.value.op.name.removeprefix("relax.") for block in func.body.blocks for b in block.bindings
+            if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.Op)]
 
 
 _WEIGHT_LAYOUT_OPS = frozenset({"Transpose", "Reshape", "Permute"})

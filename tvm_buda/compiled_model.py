@@ -48,7 +48,7 @@ class CompiledModel:
 
         Keyword inputs are matched to the model's input names."""
         arrays = self.imported.bind_inputs(inputs, named_inputs)
-        args = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]
+        args = [_vm_tensor(a) for a in arrays]
         with context.use(self.exec_context):
             result = self.vm["main"](*args, *self._weights)
         converted = [to_framework(o, OUTPUT_FRAMEWORK.get(self.framework, "numpy")) for o in _flatten(result)]
@@ -120,7 +120,9 @@ class CompiledModel:
 
 def _vm_tensor(array: np.ndarray):
     """A TVM tensor sharing `array`'s memory when TVM accepts it (64-byte aligned), else a copy."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:  # (np.ascontiguousarray would turn a 0-d scalar into 1-d)
+        array = array.copy(order="C")
     try:
         return tvm.runtime.from_dlpack(array)
     except Exception:  # noqa: BLE001 - unaligned buffers are copied

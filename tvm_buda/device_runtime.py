@@ -27,17 +27,20 @@ class DeviceSubgraph:
     files: GeneratedFiles
     arg_roles: list[tuple[str, str, str]]   # (kind, name in the module, name in the host graph)
     num_outputs: int
+    preloaded: dict | None = field(default=None, repr=False)  # weights already in memory, by module name
     _module: object = field(default=None, repr=False)
 
     @property
     def module(self):
         """The generated PyBudaModule, imported on first use (or after `reload`)."""
         if self._module is None:
-            self._module = load_module(self.files)
+            self._module = load_module(self.files, self.preloaded)
         return self._module
 
     def reload(self) -> None:
+        """Re-import the source and re-read the weights file on the next call (hand edits)."""
         self._module = None
+        self.preloaded = None
 
     def __call__(self, *args) -> None:
         n_in = len(self.arg_roles)

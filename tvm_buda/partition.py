@@ -15,7 +15,7 @@ from tvm.relax.dpl import is_op, wildcard
 from tvm.relax.transform import PatternCheckContext
 
 from .fallback import DataflowGraph, forced_host_ops, where
-from .op_table import OP_TABLE, supported_on_device
+from .op_table import OP_TABLE, composite_patterns, supported_on_device
 
 PATTERN_PREFIX = "buda."
 
@@ -23,14 +23,26 @@ PATTERN_PREFIX = "buda."
 _FALLBACK_ALIASES = {"embedding": "relax.take", "cumsum": "relax.cumsum", "take": "relax.take"}
 
 
-_policy = threading.local()  # calls the fallback policy keeps on the host, during one partition
+class _Policy:
+    """Bindings of `main` the fallback policy keeps on the host, during one partition.
+
+    Named by their bound variable, not by the call: FuseOpsByPattern rebuilds calls whose inputs
+    an earlier pattern fused, but keeps the variables they bind to."""
+
+    lock = threading.Lock()
+    host_vars: set | tuple = ()
+
+    def on_host(self, context: PatternCheckContext, exprs) -> bool:
+        bound = context.value_to_bound_var
+        return any(e in bound and bound[e] in self.host_vars for e in exprs)
+
+
+_policy = _Policy()
 
 
 def _check(context: PatternCheckContext) -> bool:
     root = context.annotated_expr["root"]
-    if root in getattr(_policy, "host_calls", ()):
-        return False
-    return supported_on_device(root)
+    return not _policy.on_host(context, [root]) and supported_on_device(root)
 
 
 def _patterns():
@@ -39,7 +51,18 @@ def _patterns():
         yield (PATTERN_PREFIX + entry.name, root, {"root": root}, _check)
 
 
-register_patterns(list(_patterns()))
+def _composite_patterns():
+    """Fused patterns (matmul + bias, ...) from the op table; never across an op kept on the host."""
+    for name, root, annotations, check in composite_patterns(PATTERN_PREFIX):
+        def guarded(context: PatternCheckContext, check=check) -> bool:
+            exprs = [context.matched_expr, *context.annotated_expr.values()]
+            return not _policy.on_host(context, exprs) and check(context)
+
+        yield (name, root, annotations, guarded)
+
+
+# Composites last: later entries win.
+register_patterns(list(_patterns()) + list(_composite_patterns()))
 
 
 def relax_op_name(name: str) -> str:
@@ -80,7 +103,6 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
     if config.enable_tvm_cpu_fallback:
         fallback = {relax_op_name(n) for n in config.cpu_fallback_ops}
         host = forced_host_ops(graph, fallback, config.enable_tm_cpu_fallback, config.tm_cpu_fallback_max_depth)
-    host_calls = {binding.value for block in main.body.blocks for binding in block.bindings if binding.var in host}
     seq = tvm.transform.Sequential(
         [
             relax.transform.FuseOpsByPattern(device_patterns(), bind_constants=False, annotate_codegen=False),
@@ -88,11 +110,12 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
         ],
         name="partition_for_buda",
     )
-    _policy.host_calls = host_calls
-    try:
-        partitioned = seq(mod)
-    finally:
-        _policy.host_calls = ()
+    with _policy.lock:
+        _policy.host_vars = host
+        try:
+            partitioned = seq(mod)
+        finally:
+            _policy.host_vars = ()
     if not config.enable_tvm_cpu_fallback:
         _require_all_on_device(partitioned, num_inputs)
     return partitioned

@@ -95,22 +95,27 @@ class TMChain:
     def main(x: R.Tensor((2, 4, 32), "float32"), w: R.Tensor((32, 8), "float32")) -> R.Tensor((4, 2, 8), "float32"):
         with R.dataflow():
             a = R.reshape(x, R.shape([8, 32]))
-            b = R.reshape(a, R.shape([2, 4, 32]))
-            c = R.permute_dims(b, axes=[1, 0, 2])
-            d = R.matmul(c, w)
-            R.output(d)
-        return d
+            b = R.permute_dims(a, axes=[1, 0])
+            c = R.reshape(b, R.shape([32, 2, 4]))
+            d = R.permute_dims(c, axes=[2, 1, 0])
+            e = R.matmul(d, w)
+            R.output(e)
+        return e
 
 
-@pytest.mark.parametrize("depth, expected_host", [(1, ["reshape"]), (2, ["reshape", "reshape"]),
-                                                  (10, ["reshape", "reshape", "permute_dims"])])
+@pytest.mark.parametrize("depth, expected_host", [
+    (1, ["reshape"]),
+    (2, ["reshape", "permute_dims"]),
+    (10, ["reshape", "permute_dims", "reshape", "permute_dims"]),
+])
 def test_tm_fallback_respects_max_depth(depth, expected_host):
     x = rng.standard_normal((2, 4, 32)).astype(np.float32)
     cfg = tvm_buda.CompilerConfig(enable_tm_cpu_fallback=True, tm_cpu_fallback_max_depth=depth)
     compiled = tvm_buda.build(TMChain, params={"w": W["w1"][:, :8]}, config=cfg, name="tm")
     assert compiled.cpu_ops() == expected_host
     assert "matmul" in compiled.device_ops()
-    assert_matches_golden(compiled.run(x), np.transpose(x, (1, 0, 2)) @ W["w1"][:, :8])
+    golden = np.transpose(x.reshape(8, 32).T.reshape(32, 2, 4), (2, 1, 0)) @ W["w1"][:, :8]
+    assert_matches_golden(compiled.run(x), golden)
 
 
 def test_tm_fallback_off_keeps_tms_on_device():
@@ -136,7 +141,27 @@ def test_fallback_op_in_the_middle_still_runs_and_matches():
     torch.manual_seed(0)
     model, x = Middle().eval(), torch.randn(2, 5, 16)
     compiled = tvm_buda.compile_model(model, (x,))
-    assert "cumsum" in compiled.cpu_ops()
+    # cumsum has fewer descendants (the second linear) than predecessors: they go to the host with it
+    assert "cumsum" in compiled.cpu_ops() and compiled.cpu_ops().count("matmul") == 1
+    assert compiled.device_ops().count("matmul") == 1
+    assert compiled.graph_breaks >= 1
+    assert_matches_golden(compiled.run(x), golden(model, x))
+
+
+def test_unsupported_op_in_the_middle_splits_the_device_graph():
+    class Middle(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(16, 32), torch.nn.Linear(32, 8)
+
+        def forward(self, x):  # cumprod has no device kernel and is not a fallback op: no closure
+            return self.b(torch.cumprod(torch.sigmoid(self.a(x)) + 0.5, dim=1))
+
+    torch.manual_seed(0)
+    model, x = Middle().eval(), torch.randn(2, 5, 16)
+    compiled = tvm_buda.compile_model(model, (x,))
+    assert compiled.cpu_ops() == ["cumprod"]
     assert compiled.device_ops().count("matmul") == 2
-    assert compiled.graph_breaks >= 2
+    kinds = [s.kind for s in compiled.partition_summary().steps]
+    assert kinds == ["device", "host", "device"] and compiled.graph_breaks == 2
     assert_matches_golden(compiled.run(x), golden(model, x))

@@ -6,6 +6,7 @@ compiling the same model both succeed and leave one valid entry.
 
 from __future__ import annotations
 
+import os
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -17,12 +18,13 @@ import tvm
 
 from buda_runtime_sim import env
 from codegen import GeneratedFiles, read_graph
+from codegen.artifacts import read_params
 
 from ..device_runtime import DeviceSubgraph, register
 from ..frontends.imported import ImportedModel, TensorSpec
 from ..partition_summary import PartitionSummary
 from .key import cache_key, model_fingerprint
-from .store import Entry, InvalidEntry, load_weights, read_entry, remove_entry, write_entry
+from .store import Entry, InvalidEntry, load_weights, module_weight_sources, read_entry, remove_entry, write_entry
 
 
 def default_cache_dir(config) -> Path:
@@ -127,12 +129,16 @@ def _load(entry: Entry, config, copy_modules: bool):
         elif not files.source.is_file():
             raise RuntimeError(f"PYBUDA_RELOAD_GENERATED_MODULES=1 but {files.source} does not exist; "
                                "compile once without the reload flag to generate it")
-        sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"])
+        sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"],
+                             preloaded=read_params(files))
         register(sub)
         subgraphs.append((sub, read_graph(files)))
+    weights = load_weights(entry)
+    for source, (index, local) in module_weight_sources(subgraphs).items():
+        weights[source] = subgraphs[index][0].preloaded[local]  # one copy, shared by the VM and the module
     executable = tvm.runtime.load_module(str(entry.host_library))
     signature = ImportedModel(
-        m["model_name"], m["framework"], None, load_weights(entry),
+        m["model_name"], m["framework"], None, weights,
         [TensorSpec(n, tuple(s), d) for n, s, d in m["inputs"]], m["output_structure"], list(m["output_names"]),
     )
     return CompiledModel(signature, executable, m["weight_names"], subgraphs,
@@ -140,9 +146,20 @@ def _load(entry: Entry, config, copy_modules: bool):
 
 
 def _restore(source: GeneratedFiles, dest: GeneratedFiles) -> None:
-    """Copy an entry's generated module files to the user-visible directory (atomic per file)."""
+    """Put an entry's generated module files in the user-visible directory (atomic per file).
+
+    The weights file is hard-linked when possible (it is never edited in place and can be large);
+    the source and manifest are copied, so a user's edit never touches the cache entry."""
     dest.source.parent.mkdir(parents=True, exist_ok=True)
     for src, dst in zip(source.all(), dest.all()):
+        if dst.exists() and os.path.samefile(src, dst):
+            continue  # already linked to this entry
         tmp = dst.with_name(f".{dst.name}.restore")
-        shutil.copy2(src, tmp)
+        tmp.unlink(missing_ok=True)
+        try:
+            if src.suffix != ".safetensors":
+                raise OSError("copy, don't link")
+            os.link(src, tmp)
+        except OSError:
+            shutil.copy2(src, tmp)
         tmp.replace(dst)

@@ -34,12 +34,16 @@ def _torch_fingerprint(module, digest) -> None:
     """Structure, forward source of every module class, and every weight and buffer."""
     digest.update(repr(module).encode())
     digest.update(str(module.training).encode())
-    for cls in sorted({type(m) for m in module.modules()}, key=lambda c: c.__qualname__):
+    classes = sorted({type(m) for m in module.modules()}, key=lambda c: f"{c.__module__}.{c.__qualname__}")
+    files = set()
+    for cls in classes:
         digest.update(f"{cls.__module__}.{cls.__qualname__}".encode())
         try:
-            digest.update(inspect.getsource(cls).encode())
-        except (OSError, TypeError):
+            files.add(inspect.getsourcefile(cls))
+        except TypeError:  # built-in: its name is all there is
             pass
+    for path in sorted(f for f in files if f):  # the source files defining forward(): cheap, no parsing
+        digest.update(Path(path).read_bytes())
     import torch
 
     for name, tensor in module.state_dict().items():

@@ -2,6 +2,7 @@
 
 <cache_dir>/<key>/
     manifest.json          signature, subgraphs, partition summary, versions, SHA-256 of every file
+                           (re-hashed on load unless size and modification time are as written)
     host-<id>.so           the Relax VM executable (host code, bytecode) from export_library
     weights.safetensors    main's weight parameters
     modules/               the generated PyBuda modules (.py, .safetensors, .json)
@@ -20,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import save_file
 
 from codegen import GeneratedFiles, sha256
+from codegen.artifacts import read_safetensors
 
 from .key import versions
 
@@ -66,7 +68,9 @@ def write_entry(cache_dir: Path, key: str, compiled, extra: dict) -> Path:
         host_name = f"host-{uuid.uuid4().hex[:12]}.so"  # unique: dlopen caches libraries by path
         compiled.executable.export_library(str(tmp / host_name))
         params = compiled.imported.params
-        save_file({n: np.ascontiguousarray(params[n]) for n in compiled.weight_names}, str(tmp / WEIGHTS))
+        in_modules = module_weight_sources(compiled.subgraphs)
+        save_file({n: np.ascontiguousarray(params[n]) for n in compiled.weight_names if n not in in_modules},
+                  str(tmp / WEIGHTS))
         (tmp / MODULES).mkdir()
         for path in compiled.generated_files:
             shutil.copy2(path, tmp / MODULES / path.name)
@@ -78,6 +82,7 @@ def write_entry(cache_dir: Path, key: str, compiled, extra: dict) -> Path:
             "host_library": host_name,
             **extra,
             "checksums": {str(p.relative_to(tmp)): sha256(p) for p in _files_under(tmp)},
+            "stats": {str(p.relative_to(tmp)): _stat(p) for p in _files_under(tmp)},
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
         final = cache_dir / key
@@ -102,19 +107,44 @@ def read_entry(cache_dir: Path, key: str, check_modules: bool = True) -> Entry:
         raise InvalidEntry(f"manifest is unreadable ({exc})") from exc
     if manifest.get("format") != ENTRY_FORMAT or manifest.get("versions") != versions():
         raise InvalidEntry(f"written by another version ({manifest.get('versions')}, this is {versions()})")
+    stats = manifest.get("stats", {})
     for name, expected in manifest.get("checksums", {}).items():
         if not check_modules and name.startswith(MODULES + "/"):
             continue
         path = root / name
         if not path.is_file():
             raise InvalidEntry(f"{name} is missing")
+        stat = _stat(path)
+        if name in stats and stat[0] != stats[name][0]:
+            raise InvalidEntry(f"{name} does not match its checksum ({stat[0]} bytes, {stats[name][0]} were written: "
+                               "truncated, corrupted or edited)")
+        if stats.get(name) == stat:
+            continue  # untouched since it was written and hashed (size and modification time unchanged)
         if sha256(path) != expected:
             raise InvalidEntry(f"{name} does not match its checksum (truncated, corrupted or edited)")
     return Entry(root, manifest)
 
 
+def _stat(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+def module_weight_sources(subgraphs) -> dict[str, tuple[int, str]]:
+    """Host weight name -> (subgraph index, name in that module), for weights a generated module holds.
+
+    Those are stored once, in the module's safetensors file, and shared with the VM on load."""
+    out = {}
+    for index, (subgraph, _) in enumerate(subgraphs):
+        for kind, local, source in subgraph.arg_roles:
+            if kind == "parameter" and source:
+                out.setdefault(source, (index, local))
+    return out
+
+
 def load_weights(entry: Entry) -> dict[str, np.ndarray]:
-    return load_file(str(entry.weights))
+    """The host-only weights (the rest come from the generated modules' own files)."""
+    return read_safetensors(entry.weights)
 
 
 def list_entries(cache_dir: Path) -> list[dict]:
