@@ -17,6 +17,7 @@ from . import context
 from .config import _get_global_compiler_config
 from .dataformat import DataFormat
 from .enums import BackendDevice, BackendType, DeviceMode
+from .fidelity import check_accumulate_df
 from .module import Module, PyBudaModule
 from .tensor import Tensor, _to_numpy
 
@@ -154,6 +155,7 @@ class TTDevice(Device):
     def compile_config(self):
         config = _get_global_compiler_config().copy()
         config.fp32_fallback = self.fp32_fallback
+        check_accumulate_df(config.accumulate_df, self.arch.value)  # Grayskull has no fp32 accumulation
         return config
 
     def run_module(self, module, inputs):

@@ -176,7 +176,8 @@ def test_configuration_changes_simulated_numerics():
         pybuda.shutdown()
         pybuda.config._reset_global_compiler_config()
         pybuda.set_configuration_options(**options)
-        out = pybuda.run_inference(module, inputs=[(x,)]).get()[0].value().double()
+        pybuda.TTDevice("tt0", arch=pybuda.BackendDevice.Wormhole_B0, module=module)  # fp32 accumulation
+        out = pybuda.run_inference(inputs=[(x,)]).get()[0].value().double()
         return float((out - exact).abs().max())
 
     fp32 = error(default_df_override=pybuda.DataFormat.Float32, accumulate_df=pybuda.DataFormat.Float32,
@@ -188,3 +189,10 @@ def test_configuration_changes_simulated_numerics():
 
 def test_detect_available_devices_is_empty_on_the_simulator():
     assert pybuda.detect_available_devices() == []
+
+
+def test_float32_accumulation_on_grayskull_is_a_clear_error():
+    pybuda.set_configuration_options(accumulate_df=pybuda.DataFormat.Float32)
+    pybuda.TTDevice("gs0", arch=pybuda.BackendDevice.Grayskull, module=Scale("s"))
+    with pytest.raises(ValueError, match="not available on Grayskull"):
+        pybuda.run_inference(inputs=[(torch.randn(1, 32, 32),)])
