@@ -33,6 +33,8 @@ inner dimension carries more rounding error on hardware than here (the documente
 from __future__ import annotations
 
 import ml_dtypes
+import weakref
+
 import numpy as np
 
 from .dataformat import DataFormat, MathFidelity
@@ -115,18 +117,36 @@ def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
     return values if cast is None else values.astype(cast).astype(np.float32)
 
 
+_SPLITS: dict[int, tuple] = {}  # id(read-only weight) -> (weakref, split): weights are split once
+
+
+def _split_once(array, axis: int):
+    """The SrcA operand's [full | low] split, reused across runs when `array` is a read-only
+    (weight) buffer: weights are split once, not on every forward pass."""
+    if not isinstance(array, np.ndarray) or array.flags.writeable or array.size < 4096:
+        return _Operand(array).split(_SRCA_FULL, _SRCA_HI, axis)
+    hit = _SPLITS.get(id(array))
+    if hit is not None and hit[0]() is array and hit[1] == axis:
+        return hit[2]
+    split = _Operand(array).split(_SRCA_FULL, _SRCA_HI, axis)
+    key = id(array)
+    _SPLITS[key] = (weakref.ref(array, lambda _, key=key: _SPLITS.pop(key, None)), axis, split)
+    return split
+
+
 def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumulate_df: DataFormat) -> np.ndarray:
     """a @ b at `fidelity`: `a` is the SrcB operand (7-bit slices), `b` the SrcA operand (5-bit slices)."""
-    src_b, src_a = _Operand(a), _Operand(b)
+    src_b = _Operand(a)
     phases = _phases(fidelity)
     if phases != 3:
-        ((src_a_part, src_b_part),) = _phase_terms(src_a, src_b, phases)
+        ((src_a_part, src_b_part),) = _phase_terms(_Operand(b), src_b, phases)
         return accumulate(np.matmul(src_b_part, src_a_part, dtype=np.float32), accumulate_df)
     # HiFi3 = B' A' - lo(B) lo(A) as one GEMM: [B' | -lo(B)] @ [A' ; lo(A)] over a doubled inner dim,
     # stacked in place by `split` (the new axis sits just before the inner one).
-    left_axis, right_axis = max(src_b.x.ndim - 1, 0), max(src_a.x.ndim - 2, 0)
+    left_axis = max(src_b.x.ndim - 1, 0)
     left, b_full, minus_b_low = src_b.split(_TF32, _SRCB_HI, left_axis, negate_low=True)
-    right, a_full, a_low = src_a.split(_SRCA_FULL, _SRCA_HI, right_axis)
+    right_axis = max(np.ndim(b) - 2, 0)
+    right, a_full, a_low = _split_once(b, right_axis)
     if not (minus_b_low.any() and a_low.any()):       # operands narrow enough: HiFi3 is HiFi4
         return accumulate(np.matmul(b_full, a_full, dtype=np.float32), accumulate_df)
     return accumulate(np.matmul(_merge_pair(left, left_axis), _merge_pair(right, right_axis), dtype=np.float32),

@@ -28,6 +28,8 @@ class Parameter:
         self.dev_data_format = DataFormat(dev_data_format) if dev_data_format is not None else None
         self._value = value
         self._device_copies: dict[DataFormat, Tensor] = {}
+        self.consteval: dict = {}  # results of ops computed from weights only (see op.dispatch)
+        self.version = 0           # bumped by set_value: keys consteval results of several weights
 
     def get_name(self) -> str | None:
         return self._name
@@ -38,6 +40,8 @@ class Parameter:
             raise ValueError(f"Parameter {self._name}: value has shape {tuple(value.shape)}, expected {self.shape}")
         self._value = value
         self._device_copies = {}
+        self.consteval = {}
+        self.version += 1
 
     def value(self) -> np.ndarray:
         if self._value is None:  # deterministic per name, like a seeded initialiser
@@ -49,7 +53,9 @@ class Parameter:
         """The parameter as stored on the device in `data_format` (converted once, then reused)."""
         df = self.dev_data_format if self.dev_data_format is not None else data_format
         if df not in self._device_copies:
-            self._device_copies[df] = Tensor.from_array(self.value(), df)
+            tensor = Tensor.from_array(self.value(), df)
+            tensor.padded.flags.writeable = False  # shared by every run: kernels may cache derived data
+            self._device_copies[df] = tensor
         return self._device_copies[df]
 
     def __repr__(self) -> str:

@@ -28,16 +28,32 @@ def run_op(op_type: str, name, inputs: list, **attrs) -> Tensor:
         raise TypeError(f"{op_type}: the first argument must be the op name (a string), got {type(name).__name__}")
     ctx = context.current()
     numerics = ctx.numerics.resolve(op_type, name)
+    cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
+    result = cache.get(key) if cache is not None else None
     tensors = [_as_tensor(op_type, name, i, x, numerics) for i, x in enumerate(inputs)]
-    try:
-        result = get_kernel(op_type)(tensors, attrs, numerics)
-    except OpArgumentError as exc:
-        raise exc.naming(f"{op_type} {name!r}") from None
+    if result is None:
+        try:
+            result = get_kernel(op_type)(tensors, attrs, numerics)
+        except OpArgumentError as exc:
+            raise exc.naming(f"{op_type} {name!r}") from None
+        if cache is not None:
+            result.padded.flags.writeable = False
+            cache[key] = result
     if ctx.record_trace:
         ctx.trace.append(context.OpRecord(op_type, name, [t.shape for t in tensors], result.shape, numerics, attrs))
     if name in ctx.save_intermediates:
         ctx.intermediates[name] = result
     return result
+
+
+def _consteval_slot(op_type: str, name: str, inputs: list, attrs: dict, numerics):
+    """(cache, key) for an op computed from weights only (a transposed weight, a reshaped bias):
+    like PyBuda's consteval, it runs once and is reused until a parameter changes."""
+    params = [x for x in inputs if isinstance(x, Parameter)]
+    if not params or not all(isinstance(x, (Parameter, Constant)) for x in inputs):
+        return None, None
+    operands = tuple((id(x), x.version) if isinstance(x, Parameter) else (id(x.value),) for x in inputs)
+    return params[0].consteval, (op_type, name, repr(sorted(attrs.items())), numerics, operands)
 
 
 def _as_tensor(op_type: str, name: str, index: int, x, numerics) -> Tensor:
