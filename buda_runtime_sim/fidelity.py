@@ -102,11 +102,6 @@ def _phase_terms(src_a: _Operand, src_b: _Operand, phases: int) -> list[tuple[np
     return [(a_full, b_full), (a_low, minus_b_low)]
 
 
-def _merge_pair(buf: np.ndarray, axis: int) -> np.ndarray:
-    """Merge the length-2 stacking `axis` with the next one: [full | low] along a doubled dim."""
-    return buf.reshape(buf.shape[:axis] + (2 * buf.shape[axis + 1],) + buf.shape[axis + 2:])
-
-
 def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
     """Round a float32 result to the accumulation format (float32 returned)."""
     df = DataFormat.parse(accumulate_df)
@@ -117,21 +112,24 @@ def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
     return values if cast is None else values.astype(cast).astype(np.float32)
 
 
-_SPLITS: dict[int, tuple] = {}  # id(read-only weight) -> (weakref, split): weights are split once
+_SPLITS: dict[int, tuple] = {}  # id(read-only weight) -> (weakref, (full, low)): weights are split once
 
 
-def _split_once(array, axis: int):
-    """The SrcA operand's [full | low] split, reused across runs when `array` is a read-only
-    (weight) buffer: weights are split once, not on every forward pass."""
-    if not isinstance(array, np.ndarray) or array.flags.writeable or array.size < 4096:
-        return _Operand(array).split(_SRCA_FULL, _SRCA_HI, axis)
-    hit = _SPLITS.get(id(array))
-    if hit is not None and hit[0]() is array and hit[1] == axis:
-        return hit[2]
-    split = _Operand(array).split(_SRCA_FULL, _SRCA_HI, axis)
-    key = id(array)
-    _SPLITS[key] = (weakref.ref(array, lambda _, key=key: _SPLITS.pop(key, None)), axis, split)
-    return split
+def _srca_slices(array) -> tuple[np.ndarray, np.ndarray]:
+    """(full, low) of the SrcA operand; for a read-only (weight) buffer computed once and kept,
+    with `full` being the weight itself when masking changes nothing (bfloat16, Bfp formats)."""
+    cacheable = isinstance(array, np.ndarray) and not array.flags.writeable and array.size >= 4096
+    hit = _SPLITS.get(id(array)) if cacheable else None
+    if hit is not None and hit[0]() is array:
+        return hit[1]
+    operand = _Operand(array)
+    _, full, low = operand.split(_SRCA_FULL, _SRCA_HI, 0)
+    if cacheable:
+        if np.array_equal(full, operand.x, equal_nan=True):
+            full = operand.x
+        key = id(array)
+        _SPLITS[key] = (weakref.ref(array, lambda _, key=key: _SPLITS.pop(key, None)), (full, low))
+    return full, low
 
 
 def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumulate_df: DataFormat) -> np.ndarray:
@@ -141,16 +139,14 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     if phases != 3:
         ((src_a_part, src_b_part),) = _phase_terms(_Operand(b), src_b, phases)
         return accumulate(np.matmul(src_b_part, src_a_part, dtype=np.float32), accumulate_df)
-    # HiFi3 = B' A' - lo(B) lo(A) as one GEMM: [B' | -lo(B)] @ [A' ; lo(A)] over a doubled inner dim,
-    # stacked in place by `split` (the new axis sits just before the inner one).
-    left_axis = max(src_b.x.ndim - 1, 0)
-    left, b_full, minus_b_low = src_b.split(_TF32, _SRCB_HI, left_axis, negate_low=True)
-    right_axis = max(np.ndim(b) - 2, 0)
-    right, a_full, a_low = _split_once(b, right_axis)
-    if not (minus_b_low.any() and a_low.any()):       # operands narrow enough: HiFi3 is HiFi4
-        return accumulate(np.matmul(b_full, a_full, dtype=np.float32), accumulate_df)
-    return accumulate(np.matmul(_merge_pair(left, left_axis), _merge_pair(right, right_axis), dtype=np.float32),
-                      accumulate_df)
+    # HiFi3 = all four phases minus lo x lo = B' A' - lo(B) lo(A): two GEMMs, the second skipped
+    # when either low slice is zero (operands narrow enough that HiFi3 equals HiFi4).
+    _, b_full, minus_b_low = src_b.split(_TF32, _SRCB_HI, 0, negate_low=True)
+    a_full, a_low = _srca_slices(b)
+    out = np.matmul(b_full, a_full, dtype=np.float32)
+    if minus_b_low.any() and a_low.any():
+        out += np.matmul(minus_b_low, a_low, dtype=np.float32)
+    return accumulate(out, accumulate_df)
 
 
 def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity) -> np.ndarray:

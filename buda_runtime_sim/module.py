@@ -35,7 +35,7 @@ class Parameter:
         return self._name
 
     def set_value(self, value) -> None:
-        value = _to_numpy(value).astype(np.float32)
+        value = _to_numpy(value).astype(np.float32, copy=False)
         if tuple(value.shape) != tuple(self.shape):
             raise ValueError(f"Parameter {self._name}: value has shape {tuple(value.shape)}, expected {self.shape}")
         self._value = value

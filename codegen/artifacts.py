@@ -60,7 +60,7 @@ def write_module(graph: ModuleGraph, directory: Path, header: str, extra_manifes
     source = render(graph, header)
     _atomic_write(files.source, lambda p: Path(p).write_text(source))
     tensors = {k: np.ascontiguousarray(v) for k, v in {**graph.parameters, **graph.constants}.items()}
-    _atomic_write(files.params, lambda p: save_file(tensors, p))
+    _atomic_write(files.params, lambda p: write_safetensors(tensors, p))
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "module_name": graph.module_name,
@@ -82,6 +82,28 @@ def read_manifest(files: GeneratedFiles) -> dict:
 _ALIGN = 64  # TVM shares (rather than copies) host buffers aligned to 64 bytes
 _ST_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
               "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": None}
+
+
+_NP_TO_ST = {np.dtype(v): k for k, v in _ST_DTYPES.items() if v is not None}
+
+
+def write_safetensors(tensors: dict[str, np.ndarray], path) -> None:
+    """Write the safetensors format tensor by tensor (safetensors.numpy.save_file first builds
+    the whole file in memory: hundreds of MB at compile time for a BERT-base)."""
+    header, offset = {}, 0
+    for name, array in tensors.items():
+        if array.dtype not in _NP_TO_ST:
+            return save_file(tensors, str(path))
+        header[name] = {"dtype": _NP_TO_ST[array.dtype], "shape": list(array.shape),
+                        "data_offsets": [offset, offset + array.nbytes]}
+        offset += array.nbytes
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the format pads the header to 8 bytes
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little"))
+        f.write(text)
+        for array in tensors.values():
+            f.write(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 
 
 def read_params(files: GeneratedFiles) -> dict[str, np.ndarray]:
