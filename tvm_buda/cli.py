@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     warnings.filterwarnings("ignore", message=r".*LeafSpec.*", category=FutureWarning)  # torch.export noise
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's C++ logging, if a model needs it
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
