@@ -24,7 +24,8 @@ def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledM
             raise
     main = imported.mod["main"]
     weight_names = [v.name for v in main.params[len(imported.inputs):]]
-    return CompiledModel(imported, executable, weight_names, state.subgraphs, state.summary, config)
+    return CompiledModel(imported, executable, weight_names, state.subgraphs, state.summary, config,
+                         index_limits=state.index_limits)
 
 
 def build(mod: tvm.IRModule, params=None, config: CompilerConfig | None = None, name: str = "module") -> CompiledModel:

@@ -30,6 +30,7 @@ class BuildState:
     subgraphs: list = field(default_factory=list)    # (DeviceSubgraph, ModuleGraph), in call order
     summary: object = None                           # PartitionSummary
     error: Exception | None = None                   # a user-facing error raised inside the pipeline
+    index_limits: dict = field(default_factory=dict) # input name -> embedding rows it indexes
 
     @property
     def output_dir(self) -> Path:

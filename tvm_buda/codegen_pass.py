@@ -19,6 +19,7 @@ from . import __version__
 from .build_state import BuildState
 from .device_runtime import DeviceSubgraph, register
 from .op_table import lower_call, lower_composite
+from .input_checks import index_limits
 from .partition_summary import summarize
 
 
@@ -95,4 +96,6 @@ class BudaCodegen:
         state.partitioned = mod
         device_ops = [op for _, graph in state.subgraphs for op in graph.source_ops]
         state.summary = summarize(mod, module_names, device_ops)
+        num_inputs = mod["main"].attrs.get("num_input") if mod["main"].attrs is not None else None
+        state.index_limits = index_limits(mod, int(num_inputs) if num_inputs is not None else None)
         return mod

@@ -13,6 +13,7 @@ from buda_runtime_sim.config import CompilerConfig, _get_global_compiler_config
 from buda_runtime_sim.framework_tensors import to_framework
 
 from .frontends.imported import ImportedModel
+from .input_checks import check_indices
 from .partition_summary import PartitionSummary
 
 # What each frontend's users get back (ONNX, TFLite and plain Relax users get numpy).
@@ -28,7 +29,8 @@ class CompiledModel:
     """
 
     def __init__(self, signature: ImportedModel, executable, weight_names: list[str], subgraphs: list,
-                 summary: PartitionSummary, config: CompilerConfig, cache_key: str | None = None):
+                 summary: PartitionSummary, config: CompilerConfig, cache_key: str | None = None,
+                 index_limits: dict | None = None):
         self.name = signature.name
         self.framework = signature.framework
         self.imported = signature
@@ -37,6 +39,7 @@ class CompiledModel:
         self.summary = summary
         self.config = config
         self.cache_key = cache_key
+        self.index_limits = dict(index_limits or {})
         self.weight_names = list(weight_names)
         self.vm = relax.VirtualMachine(executable, tvm.cpu())
         self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
@@ -48,6 +51,7 @@ class CompiledModel:
 
         Keyword inputs are matched to the model's input names."""
         arrays = self.imported.bind_inputs(inputs, named_inputs)
+        check_indices(self.name, {s.name: a for s, a in zip(self.imported.inputs, arrays)}, self.index_limits)
         args = [_vm_tensor(a) for a in arrays]
         with context.use(self.exec_context):
             result = self.vm["main"](*args, *self._weights)

@@ -66,3 +66,19 @@ def test_wrong_input_shape_is_a_clear_error():
 def test_unsupported_model_type_is_a_clear_error():
     with pytest.raises(TypeError, match="don't know how to compile"):
         tvm_buda.compile_model(object(), (torch.randn(1),))
+
+
+@pytest.mark.parametrize("bad_id", [100, -1])
+def test_out_of_range_token_ids_are_a_clear_error_not_a_crash(bad_id, monkeypatch):
+    torch.manual_seed(0)
+    model = EmbeddingCumsum().eval()
+    ids = torch.randint(0, 100, (2, 7))
+    monkeypatch.setenv("PYBUDA_ENABLE_TVM_CACHE", "1")
+    for _ in range(2):  # cold compile, then a warm cache hit: both keep the check
+        compiled = tvm_buda.compile_model(model, (ids,))
+        assert compiled.index_limits == {"ids": 100}
+        bad = ids.clone()
+        bad[1, 3] = bad_id
+        with pytest.raises(ValueError, match=rf"input 'ids' holds index {bad_id} at position \(1, 3\).*100 rows"):
+            compiled.run(bad)
+        assert_matches_golden(compiled.run(ids), golden(model, ids))

@@ -112,6 +112,7 @@ def _manifest_extra(compiled) -> dict:
             for sub, graph in compiled.subgraphs
         ],
         "summary": compiled.summary.to_dict(),
+        "index_limits": compiled.index_limits,
     }
 
 
@@ -142,7 +143,8 @@ def _load(entry: Entry, config, copy_modules: bool):
         [TensorSpec(n, tuple(s), d) for n, s, d in m["inputs"]], m["output_structure"], list(m["output_names"]),
     )
     return CompiledModel(signature, executable, m["weight_names"], subgraphs,
-                         PartitionSummary.from_dict(m["summary"]), config, cache_key=m["key"])
+                         PartitionSummary.from_dict(m["summary"]), config, cache_key=m["key"],
+                         index_limits=m.get("index_limits", {}))
 
 
 def _restore(source: GeneratedFiles, dest: GeneratedFiles) -> None:
