@@ -49,3 +49,20 @@ def bert_encoder(layers: int = 2, seed: int = 0):
 
     torch.manual_seed(seed)
     return BertModel(BertConfig(num_hidden_layers=layers)).eval().encoder
+
+
+def bert_encoder_hidden(layers: int = 2, seed: int = 0):
+    """The BERT encoder as a module returning only its last hidden state (a plain tensor): what
+    ONNX export and golden comparisons want."""
+    torch = _torch()
+    encoder = bert_encoder(layers, seed)
+
+    class EncoderHidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, hidden):
+            return self.encoder(hidden).last_hidden_state
+
+    return EncoderHidden().eval()

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import tvm_buda
-from tvm_buda.demo_models import bert_encoder, mlp
+from tvm_buda.demo_models import bert_encoder_hidden, mlp
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -28,24 +28,10 @@ class SmallCNN(torch.nn.Module):
         return self.fc(torch.flatten(self.pool(torch.relu(self.conv(x))), 1))
 
 
-def _encoder():
-    encoder = bert_encoder(layers=2)
-
-    class Encoder(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, hidden):
-            return self.encoder(hidden).last_hidden_state
-
-    return Encoder().eval()
-
-
 MODELS = {
     "mlp": (mlp, (8, 64)),
     "cnn": (lambda: SmallCNN().eval(), (2, 3, 16, 16)),
-    "bert_encoder": (_encoder, (1, 128, 768)),
+    "bert_encoder": (bert_encoder_hidden, (1, 128, 768)),
 }
 
 

@@ -52,21 +52,11 @@ def _hidden_state(model):
 
 def bert_base_encoder() -> ZooCase:
     import torch
-    from transformers import BertConfig, BertModel
 
-    torch.manual_seed(0)
-    encoder = BertModel(BertConfig()).eval().encoder
-    x = torch.randn(1, 128, 768)
+    from tvm_buda.demo_models import bert_encoder_hidden
 
-    class Encoder(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, hidden):
-            return self.encoder(hidden).last_hidden_state
-
-    return _torch_case("bert_base_encoder", Encoder(), (x,))
+    x = torch.randn(1, 128, 768, generator=torch.Generator().manual_seed(0))
+    return _torch_case("bert_base_encoder", bert_encoder_hidden(layers=12), (x,))
 
 
 def distilbert() -> ZooCase:
@@ -247,22 +237,12 @@ def bert_encoder_onnx(tmp_dir) -> ZooCase:
     """The BERT encoder (2 layers, seq 128) exported by torch.onnx, checked against onnxruntime."""
     import torch
 
-    from tvm_buda.demo_models import bert_encoder
+    from tvm_buda.demo_models import bert_encoder_hidden
     from tvm_buda.frontends.onnx import run_onnxruntime
-
-    encoder = bert_encoder(layers=2)
-
-    class Encoder(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, hidden):
-            return self.encoder(hidden).last_hidden_state
 
     x = torch.randn(1, 128, 768, generator=torch.Generator().manual_seed(0))
     path = f"{tmp_dir}/bert_encoder.onnx"
-    torch.onnx.export(Encoder().eval(), (x,), path, dynamo=True)
+    torch.onnx.export(bert_encoder_hidden(layers=2), (x,), path, dynamo=True)
     xn = x.numpy()
     return ZooCase("bert_encoder_onnx", "onnx", path, (xn,), lambda: run_onnxruntime(path, (xn,))[0], 1)
 
