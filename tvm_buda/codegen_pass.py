@@ -18,7 +18,8 @@ import codegen
 from . import __version__
 from .build_state import BuildState
 from .device_runtime import DeviceSubgraph, register
-from .op_table import lower_call, lower_composite
+from .op_composites import lower_composite
+from .op_table import lower_call
 from .input_checks import index_limits
 from .partition_summary import summarize
 

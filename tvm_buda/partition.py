@@ -15,7 +15,8 @@ from tvm.relax.dpl import is_op, wildcard
 from tvm.relax.transform import PatternCheckContext
 
 from .fallback import DataflowGraph, forced_host_ops, where
-from .op_table import OP_TABLE, composite_patterns, supported_on_device
+from .op_composites import composite_patterns
+from .op_table import OP_TABLE, supported_on_device
 
 PATTERN_PREFIX = "buda."
 
@@ -53,12 +54,12 @@ def _patterns():
 
 def _composite_patterns():
     """Fused patterns (matmul + bias, ...) from the op table; never across an op kept on the host."""
-    for name, root, annotations, check in composite_patterns(PATTERN_PREFIX):
+    for name, root, annotated, check in composite_patterns(PATTERN_PREFIX):
         def guarded(context: PatternCheckContext, check=check) -> bool:
             exprs = [context.matched_expr, *context.annotated_expr.values()]
             return not _policy.on_host(context, exprs) and check(context)
 
-        yield (name, root, annotations, guarded)
+        yield (name, root, annotated, guarded)
 
 
 # Composites last: later entries win.

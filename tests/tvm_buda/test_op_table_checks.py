@@ -9,7 +9,8 @@ from tvm.script import relax as R
 
 import tvm_buda
 from tests.helpers import assert_matches_golden
-from tvm_buda.op_table import COMPOSITES, composite_patterns, lower_composite, supported_on_device
+from tvm_buda.op_composites import COMPOSITES, composite_patterns, lower_composite
+from tvm_buda.op_table import supported_on_device
 
 op = relax.op
 
