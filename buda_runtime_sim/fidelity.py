@@ -128,7 +128,7 @@ def _srca_slices(array) -> tuple[np.ndarray, np.ndarray]:
         if np.array_equal(full, operand.x, equal_nan=True):
             full = operand.x
         key = id(array)
-        _SPLITS[key] = (weakref.ref(array, lambda _, key=key: _SPLITS.pop(key, None)), (full, low))
+        _SPLITS[key] = (weakref.ref(array, lambda _, key=key, cache=_SPLITS: cache.pop(key, None)), (full, low))
     return full, low
 
 

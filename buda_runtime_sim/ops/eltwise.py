@@ -47,16 +47,6 @@ def multiply_with_fidelity(x: np.ndarray, y: np.ndarray, numerics) -> np.ndarray
     return fidelity_multiply(x, y, numerics.math_fidelity)
 
 
-@kernel("Add")
-def add(inputs, attrs, numerics):
-    return binary(inputs[0], inputs[1], np.add, numerics, keeps_zero=True)
-
-
-@kernel("Subtract")
-def subtract(inputs, attrs, numerics):
-    return binary(inputs[0], inputs[1], np.subtract, numerics, keeps_zero=True)
-
-
 @kernel("Multiply")
 def multiply(inputs, attrs, numerics):
     return binary(inputs[0], inputs[1], lambda x, y: multiply_with_fidelity(x, y, numerics), numerics, keeps_zero=True)
@@ -72,23 +62,12 @@ def divide(inputs, attrs, numerics):
     return binary(inputs[0], inputs[1], fn, numerics, keeps_zero=False)
 
 
-@kernel("Max")
-def maximum(inputs, attrs, numerics):
-    return binary(inputs[0], inputs[1], np.maximum, numerics, keeps_zero=True)
-
-
-@kernel("Min")
-def minimum(inputs, attrs, numerics):
-    return binary(inputs[0], inputs[1], np.minimum, numerics, keeps_zero=True)
-
-
-@kernel("Power")
-def power(inputs, attrs, numerics):
-    """a ** b elementwise (0 ** 0 == 1, so padding is cleared afterwards)."""
-    return binary(inputs[0], inputs[1], np.power, numerics, keeps_zero=False)
-
-
-@kernel("Heaviside")
-def heaviside(inputs, attrs, numerics):
-    """0 where a < 0, b where a == 0, 1 where a > 0 (torch.heaviside)."""
-    return binary(inputs[0], inputs[1], np.heaviside, numerics, keeps_zero=True)
+# Binary ops that are one numpy function: op -> (function, f(0, 0) == 0 so padding stays zero).
+# Power: 0 ** 0 == 1; Heaviside: 0 where a < 0, b where a == 0, 1 where a > 0 (torch.heaviside).
+_PLAIN_BINARY = {
+    "Add": (np.add, True), "Subtract": (np.subtract, True), "Max": (np.maximum, True),
+    "Min": (np.minimum, True), "Power": (np.power, False), "Heaviside": (np.heaviside, True),
+}
+for _op, (_fn, _keeps_zero) in _PLAIN_BINARY.items():
+    kernel(_op)(lambda inputs, attrs, numerics, fn=_fn, keeps_zero=_keeps_zero:
+                binary(inputs[0], inputs[1], fn, numerics, keeps_zero=keeps_zero))

@@ -7,7 +7,7 @@
     weights.safetensors    main's weight parameters
     modules/               the generated PyBuda modules (.py, .safetensors, .json)
 
-No pickle: JSON, safetensors, Python source and a shared library.
+Only JSON, safetensors, Python source and a shared library: no Python object serialisation.
 """
 
 from __future__ import annotations
