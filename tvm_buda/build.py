@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 import tvm
 
 from buda_runtime_sim.config import CompilerConfig
 
 from .build_state import BuildState, active_build
 from .compiled_model import CompiledModel, resolve_config
-from .frontends.imported import ImportedModel, TensorSpec
+from .frontends.imported import ImportedModel, TensorSpec, to_numpy
 from .target import PIPELINE_NAME, TARGET_TAG
 
 
@@ -34,7 +33,7 @@ def build(mod: tvm.IRModule, params=None, config: CompilerConfig | None = None, 
     params: weights by parameter name of `main` (numpy, torch or TVM tensors); parameters not
     named here are the runtime inputs, in order.
     """
-    params = {k: _to_numpy(v) for k, v in (params or {}).items()}
+    params = {k: to_numpy(v) for k, v in (params or {}).items()}
     main = mod["main"]
     inputs = [
         TensorSpec(v.name, tuple(int(d) for d in v.ty.shape), str(v.ty.dtype))
@@ -50,10 +49,3 @@ def build(mod: tvm.IRModule, params=None, config: CompilerConfig | None = None, 
                              "tuple" if isinstance(main.ret_ty, tvm.relax.TupleType) else "single")
     return build_imported(imported, resolve_config(config))
 
-
-def _to_numpy(value) -> np.ndarray:
-    if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
-    if hasattr(value, "numpy"):
-        return value.numpy()
-    return np.asarray(value)

@@ -97,6 +97,5 @@ class BudaCodegen:
         state.partitioned = mod
         device_ops = [op for _, graph in state.subgraphs for op in graph.source_ops]
         state.summary = summarize(mod, module_names, device_ops)
-        num_inputs = mod["main"].attrs.get("num_input") if mod["main"].attrs is not None else None
-        state.index_limits = index_limits(mod, int(num_inputs) if num_inputs is not None else None)
+        state.index_limits = index_limits(mod)
         return mod

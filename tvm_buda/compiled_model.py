@@ -12,7 +12,7 @@ from buda_runtime_sim import context
 from buda_runtime_sim.config import CompilerConfig, _get_global_compiler_config
 from buda_runtime_sim.framework_tensors import to_framework
 
-from .frontends.imported import ImportedModel
+from .frontends.imported import ImportedModel, to_numpy
 from .input_checks import check_indices
 from .partition_summary import PartitionSummary
 
@@ -75,7 +75,7 @@ class CompiledModel:
         unknown = sorted(set(values) - set(self.weight_names))
         if unknown:
             raise KeyError(f"{self.name}: no parameter(s) {unknown}; parameters are {self.weight_names}")
-        arrays = {k: _host_array(v) for k, v in values.items()}
+        arrays = {k: to_numpy(v) for k, v in values.items()}
         for name, array in arrays.items():
             current = self.imported.params[name]
             if array.shape != current.shape:
@@ -131,14 +131,6 @@ def _vm_tensor(array: np.ndarray):
         return tvm.runtime.from_dlpack(array)
     except Exception:  # noqa: BLE001 - unaligned buffers are copied
         return tvm.runtime.tensor(array)
-
-
-def _host_array(value) -> np.ndarray:
-    if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
-    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
-        return np.asarray(value.numpy())
-    return np.asarray(value)
 
 
 def _flatten(result) -> list[np.ndarray]:

@@ -36,20 +36,22 @@ class DataflowGraph:
     outputs: list = field(default_factory=list)     # Vars returned by main
 
     @classmethod
-    def of(cls, func: relax.Function, num_inputs: int | None) -> "DataflowGraph":
+    def of(cls, func: relax.Function) -> "DataflowGraph":
+        """Runtime inputs are the first `num_input` parameters (all of them without that attribute)."""
         g = cls()
-        n = len(func.params) if num_inputs is None else num_inputs
+        attrs = func.attrs
+        n = int(attrs["num_input"]) if attrs is not None and "num_input" in attrs else len(func.params)
         g.inputs, g.params = list(func.params[:n]), list(func.params[n:])
         for block in func.body.blocks:
             for binding in block.bindings:
                 var, value = binding.var, binding.value
                 g.order.append(var)
-                g.args[var] = _vars_in(value)
+                g.args[var] = vars_in(value)
                 for a in g.args[var]:
                     g.consumers.setdefault(a, []).append(var)
                 if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
                     g.ops[var] = value.op.name
-        g.outputs = _vars_in(func.body.body)
+        g.outputs = vars_in(func.body.body)
         return g
 
     def _reach(self, start, step) -> set:
@@ -69,15 +71,15 @@ class DataflowGraph:
         return {v for v in self._reach(var, lambda x: self.consumers.get(x, [])) if v in self.ops}
 
 
-def _vars_in(expr) -> list:
+def vars_in(expr) -> list:
     if isinstance(expr, relax.Var):
         return [expr]
     if isinstance(expr, relax.Call):
-        return [v for a in expr.args for v in _vars_in(a)]
+        return [v for a in expr.args for v in vars_in(a)]
     if isinstance(expr, relax.Tuple):
-        return [v for f in expr.fields for v in _vars_in(f)]
+        return [v for f in expr.fields for v in vars_in(f)]
     if isinstance(expr, relax.TupleGetItem):
-        return _vars_in(expr.tuple_value)
+        return vars_in(expr.tuple_value)
     return []
 
 

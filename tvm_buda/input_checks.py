@@ -18,10 +18,10 @@ _INDEX_PRESERVING = frozenset({"relax.astype", "relax.reshape", "relax.expand_di
                                "relax.permute_dims", "relax.flatten", "relax.broadcast_to"})
 
 
-def index_limits(mod: tvm.IRModule, num_inputs: int) -> dict[str, int]:
+def index_limits(mod: tvm.IRModule) -> dict[str, int]:
     """Input name -> number of rows of the smallest embedding table its values index."""
     main = mod["main"]
-    graph = DataflowGraph.of(main, num_inputs)
+    graph = DataflowGraph.of(main)
     inputs = set(graph.inputs)
     values = {b.var: b.value for block in main.body.blocks for b in block.bindings}
     limits: dict[str, int] = {}

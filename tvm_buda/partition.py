@@ -98,8 +98,7 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
 
         config = CompilerConfig()
     main = mod["main"]
-    num_inputs = int(main.attrs["num_input"]) if main.attrs is not None and "num_input" in main.attrs else None
-    graph = DataflowGraph.of(main, num_inputs)
+    graph = DataflowGraph.of(main)
     host = set()
     if config.enable_tvm_cpu_fallback:
         fallback = {relax_op_name(n) for n in config.cpu_fallback_ops}
@@ -118,12 +117,12 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
         finally:
             _policy.host_vars = ()
     if not config.enable_tvm_cpu_fallback:
-        _require_all_on_device(partitioned, num_inputs)
+        _require_all_on_device(partitioned)
     return partitioned
 
 
-def _require_all_on_device(mod: tvm.IRModule, num_inputs) -> None:
-    graph = DataflowGraph.of(mod["main"], num_inputs)
+def _require_all_on_device(mod: tvm.IRModule) -> None:
+    graph = DataflowGraph.of(mod["main"])
     left = [v for v in graph.order if v in graph.ops]
     if left:
         listed = "; ".join(where(graph, v) for v in left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")

@@ -100,7 +100,7 @@ def _shapes(expr) -> list:
 
 def summarize(mod: tvm.IRModule, module_names: dict, device_ops: list[str]) -> PartitionSummary:
     """module_names: device GlobalVar name -> generated module name."""
-    from .fallback import _vars_in
+    from .fallback import vars_in
 
     steps = []
     producer = {}  # Var -> index of the step that (ultimately) produced it
@@ -108,7 +108,7 @@ def summarize(mod: tvm.IRModule, module_names: dict, device_ops: list[str]) -> P
     for block in main.body.blocks:
         for binding in block.bindings:
             value = binding.value
-            sources = sorted({producer[v] for v in _vars_in(value) if v in producer})
+            sources = sorted({producer[v] for v in vars_in(value) if v in producer})
             if not isinstance(value, relax.Call) or not isinstance(value.op, (tvm.ir.GlobalVar, tvm.ir.Op)):
                 if len(sources) == 1:  # tuple access or alias: same producer
                     producer[binding.var] = sources[0]
