@@ -9,6 +9,16 @@ import numpy as np
 from .dataformat import DataFormat
 from .tensor import Tensor, _to_numpy
 
+# How Module.run executes a module alone; installed by buda_runtime_sim.runtime (which depends on
+# this module, not the other way round).
+_runner = None
+
+
+def set_runner(runner) -> None:
+    """Install `runner(module, args) -> outputs`, used by Module.run."""
+    global _runner
+    _runner = runner
+
 
 class Parameter:
     """A named weight of a PyBudaModule: `Parameter(*shape)` or `Parameter(torch_tensor)`."""
@@ -79,9 +89,9 @@ class Module:
 
     def run(self, *args):
         """Run inference on this module alone on a simulated TT device and return its outputs."""
-        from .api import run_module
-
-        return run_module(self, args)
+        if _runner is None:
+            raise RuntimeError("Module.run needs the runtime: import buda_runtime_sim.runtime (or pybuda) first")
+        return _runner(self, args)
 
 
 class PyBudaModule(Module):

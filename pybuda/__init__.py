@@ -5,7 +5,9 @@ first use so a hand-written PyBudaModule never waits for TVM.
 """
 
 from buda_runtime_sim import DataFormat, MathFidelity, Module, Parameter, PyBudaModule, Tensor
-from buda_runtime_sim.api import (
+from buda_runtime_sim.runtime import (
+    CPUDevice,
+    TTDevice,
     detect_available_devices,
     get_intermediates_queue,
     get_parameter_checkpoint,
@@ -16,7 +18,6 @@ from buda_runtime_sim.api import (
     update_device_parameters,
 )
 from buda_runtime_sim.config import CompilerConfig
-from buda_runtime_sim.devices import CPUDevice, TTDevice
 from buda_runtime_sim.enums import BackendDevice, BackendType, DeviceMode
 from buda_runtime_sim.options import (
     configure_mixed_precision,

@@ -11,7 +11,7 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     yield
     from pybuda.config import _reset_global_compiler_config
-    from buda_runtime_sim.api import shutdown
+    from buda_runtime_sim.runtime import shutdown
 
     shutdown()
     _reset_global_compiler_config()

@@ -3,7 +3,7 @@
 Each entry names the Relax op, the PyBuda op it becomes, how the call's arguments and attributes
 convert, and when the device can take it. Partition patterns (`tvm_buda.partition`) and the
 code generator (`codegen`) are both derived from this table; kernels are keyed by `pybuda_op`.
-Adding an op: one entry here, one kernel in buda_runtime_sim/ops, one test.
+Adding an op: one entry here, one kernel in buda_runtime_sim/kernels, one test.
 
 Data types: the device computes in float. Float tensors cross the boundary as they are and bool
 tensors as exact 0.0/1.0 (comparisons, where, logic), so both may enter and leave a device

@@ -6,7 +6,7 @@ import functools
 
 from .. import context
 from ..module import Constant, Module, Parameter
-from ..ops import OpArgumentError, get_kernel
+from ..kernels import OpArgumentError, get_kernel
 from ..tensor import Tensor
 
 

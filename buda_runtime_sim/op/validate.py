@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..ops import OpArgumentError
+from ..kernels import OpArgumentError
 
 
 class Args:

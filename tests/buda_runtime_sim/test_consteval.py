@@ -3,7 +3,7 @@
 import numpy as np
 
 import pybuda
-from buda_runtime_sim import ops
+from buda_runtime_sim import kernels as ops
 
 
 class TransposedWeight(pybuda.PyBudaModule):

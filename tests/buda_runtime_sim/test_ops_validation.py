@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import pybuda
-from buda_runtime_sim.ops import KERNELS, OpArgumentError
+from buda_runtime_sim.kernels import KERNELS, OpArgumentError
 
 X = np.ones((1, 3, 8, 8), np.float32)
 W = np.ones((4, 3, 3, 3), np.float32)

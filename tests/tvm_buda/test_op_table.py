@@ -12,7 +12,7 @@ from tvm import relax
 
 import pybuda
 import tvm_buda
-from buda_runtime_sim.ops import KERNELS
+from buda_runtime_sim.kernels import KERNELS
 from tests.helpers import assert_matches_golden
 from tvm_buda.op_table import OP_TABLE
 

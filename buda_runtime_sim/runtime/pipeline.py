@@ -1,26 +1,15 @@
-"""PyBuda's Python runtime API on the simulator: run_inference, initialize_pipeline, run_forward,
-parameters, intermediates and shutdown."""
+"""Running the device pipeline: run_inference, initialize_pipeline, run_forward, shutdown."""
 
 from __future__ import annotations
 
 import queue
 import warnings
 
-from . import devices
-from .tensor import Tensor
+from .. import module as _module
+from ..tensor import Tensor
+from . import devices, queues
 
-_state = {"output_queue": None, "initialized": False, "intermediates": None}
-
-
-def intermediates_queue() -> queue.Queue:
-    if _state["intermediates"] is None:
-        _state["intermediates"] = queue.Queue()
-    return _state["intermediates"]
-
-
-def get_intermediates_queue() -> queue.Queue:
-    """Lists of the tensors tagged with op_intermediates_to_save, one list per forward pass."""
-    return intermediates_queue()
+_state = {"output_queue": None, "initialized": False}
 
 
 def _wrap(outputs) -> list[Tensor]:
@@ -86,8 +75,7 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
     for device in pipeline:  # run once: compiles framework modules and checks the whole pipeline
         if device.modules:
             values = device.run_modules(values if isinstance(values, (tuple, list, dict)) else (values,))
-    if _state["intermediates"] is not None:  # the compile pass is not a user forward
-        _state["intermediates"] = None
+    queues.reset_intermediates()  # the compile pass is not a user forward
     _state["output_queue"] = output_queue if output_queue is not None else queue.Queue()
     _state["initialized"] = True
     return _state["output_queue"]
@@ -100,24 +88,6 @@ def run_forward(input_count: int = 1, _sequential: bool = False) -> None:
                            "sample_inputs=...) first (or use run_inference)")
     _forward(_pipeline(), input_count, _state["output_queue"])
 
-
-def get_parameter_checkpoint(device=None, _sequential: bool = False):
-    """Current parameter values: a dict for `device`, else a list with one dict per device."""
-    if device is not None:
-        return device.get_parameters()
-    return [d.get_parameters() for d in devices.registered_devices() if d.active]
-
-
-def update_device_parameters(device=None, parameters=(), _sequential: bool = False) -> None:
-    """Push new parameter values (dicts of name -> tensor) onto `device`, or onto every device."""
-    targets = [device] if device is not None else [d for d in devices.registered_devices() if d.active]
-    dicts = [parameters] if isinstance(parameters, dict) else list(parameters)
-    if len(dicts) == 1:
-        dicts = dicts * len(targets)
-    if len(dicts) != len(targets):
-        raise ValueError(f"update_device_parameters: {len(dicts)} parameter dicts for {len(targets)} devices")
-    for target, values in zip(targets, dicts):
-        target.update_parameters(values)
 
 
 def run_module(module, args):
@@ -139,7 +109,11 @@ def shutdown() -> None:
                           RuntimeWarning, stacklevel=2)
         device.remove_modules()
     devices.clear_devices()
-    _state.update(output_queue=None, initialized=False, intermediates=None)
+    _state.update(output_queue=None, initialized=False)
+    queues.reset_intermediates()
+
+
+_module.set_runner(run_module)
 
 
 def detect_available_devices() -> list:

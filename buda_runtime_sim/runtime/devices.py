@@ -13,13 +13,14 @@ import warnings
 
 import numpy as np
 
-from . import context
-from .config import _get_global_compiler_config
-from .dataformat import DataFormat
-from .enums import BackendDevice, BackendType, DeviceMode
-from .fidelity import check_accumulate_df
-from .module import Module, PyBudaModule
-from .tensor import Tensor, _to_numpy
+from .. import context
+from ..config import _get_global_compiler_config
+from ..dataformat import DataFormat
+from ..enums import BackendDevice, BackendType, DeviceMode
+from ..fidelity import check_accumulate_df
+from ..module import Module, PyBudaModule
+from ..tensor import Tensor, _to_numpy
+from .queues import intermediates_queue
 
 _pipeline: list["Device"] = []
 _silicon_warned = False
@@ -245,8 +246,6 @@ def _host_values(values):
 
 def _report_intermediates(config, found: dict) -> None:
     if config.op_intermediates_to_save:
-        from .api import intermediates_queue
-
         intermediates_queue().put([found[n] for n in config.op_intermediates_to_save if n in found])
 
 
