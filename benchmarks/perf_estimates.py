@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,9 +62,18 @@ WORKLOADS = (
     Workload("mobilenetv2", "MobileNetV2 224x224", MobileNetV2, (1, 3, 224, 224), (128, 256)),
     Workload("vit", "ViT-Base/16 224x224", vit_base, (1, 3, 224, 224), (64,)),
 )
-# Published samples/s for exactly these settings, keyed (workload key, board, microbatch):
-# (figure, source). None are known to us offline, so every row prints "no reference".
-REFERENCES: dict = {}
+# Published samples/s (PyBuda on silicon, end to end on the host: first input pushed to last
+# output received), keyed (workload key, board, microbatch). Source: the performance table of
+# github.com/tenstorrent/benchmarking README.md (run_benchmark_tt_perf: Wormhole runs at
+# Bfp8_b/LoFi except where noted; Grayskull runs use each model's default formats).
+_SOURCE = "tenstorrent/benchmarking README"
+REFERENCES: dict = {
+    ("bert", "gs_e150", 64): (99, _SOURCE), ("bert", "wh_n150", 64): (118, _SOURCE),
+    ("resnet", "gs_e150", 256): (1410, _SOURCE), ("resnet", "wh_n150", 256): (2891, _SOURCE),
+    ("mobilenetv1", "gs_e150", 128): (2924, _SOURCE), ("mobilenetv1", "wh_n150", 128): (3102, _SOURCE),
+    ("mobilenetv2", "gs_e150", 256): (1491, _SOURCE), ("mobilenetv2", "wh_n150", 256): (2721, _SOURCE),
+    ("vit", "gs_e150", 64): (363, _SOURCE), ("vit", "wh_n150", 64): (540, _SOURCE),
+}
 
 
 def trace(workload: Workload):
@@ -86,6 +96,7 @@ def main(argv=None) -> int:
               f"{'TFLOPS':>7}  reference")
     print(header)
     print("-" * len(header))
+    ratios = []
     for workload in chosen:
         started = time.perf_counter()
         graph = trace(workload)
@@ -93,12 +104,20 @@ def main(argv=None) -> int:
             for board in args.boards:
                 report = estimate(graph, PlacementConfig(board), microbatch)
                 ref = REFERENCES.get((workload.key, board, microbatch))
-                ref_text = f"{ref[0]:,} ({ref[1]})" if ref else "no reference"
+                ref_text = "no reference"
+                if ref:
+                    ratios.append(report.samples_per_second / ref[0])
+                    ref_text = f"{ref[0]:,}  (ours {ratios[-1]:.2f}x)"
                 print(f"{workload.title:<30} {microbatch:>4} {board:<8} {report.samples_per_second:>11,.1f} "
                       f"{len(report.epochs):>6} {100 * report.math_utilisation:>5.1f}% {report.tflops:>7.1f}  {ref_text}")
                 if args.epochs:
                     print(report.summary() + "\n")
         print(f"{'':<30} ({len(graph.ops)} ops, traced and estimated in {time.perf_counter() - started:.1f} s)")
+    if ratios:
+        logs = np.log(ratios)
+        print(f"\nAgainst {len(ratios)} published figures ({_SOURCE}): geometric-mean error "
+              f"{np.exp(np.mean(np.abs(logs))):.2f}x (ours/published geomean {np.exp(np.mean(logs)):.2f}x, "
+              f"range {min(ratios):.2f}x-{max(ratios):.2f}x)")
     print("\nSanity: matrix-unit peak of the model vs published peak TFLOPS (spec/perf_model.md)")
     for board in args.boards:
         b = BOARDS[board]
