@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import inspect
+import time
 import warnings
 
 import numpy as np
@@ -20,6 +21,7 @@ from ..enums import BackendDevice, BackendType, DeviceMode
 from ..fidelity import check_accumulate_df
 from ..module import Module, PyBudaModule
 from ..tensor import Tensor, _to_numpy
+from . import telemetry
 from .queues import intermediates_queue
 
 _pipeline: list["Device"] = []
@@ -152,6 +154,24 @@ class TTDevice(Device):
         if self.devtype == BackendType.Silicon:
             _warn_no_silicon()
         super().__init__(name, module)
+        self._telemetry = telemetry.DeviceState(name, self.arch.value, self.board_name, self.chip_ids)
+
+    @property
+    def board_name(self) -> str:
+        """The simulated board: `device_config` when set, else the arch's default board."""
+        configured = _get_global_compiler_config().device_config
+        return configured or ("gs_e150" if self.arch == BackendDevice.Grayskull else "wh_n150")
+
+    def run_modules(self, inputs):
+        start, tick = time.time(), time.perf_counter()
+        outputs = super().run_modules(inputs)
+        self._telemetry.record_run(start, telemetry.busy_seconds(self, time.perf_counter() - tick))
+        return outputs
+
+    def shutdown_device(self) -> int:
+        dropped = super().shutdown_device()
+        self._telemetry.close()
+        return dropped
 
     def compile_config(self):
         config = _get_global_compiler_config().copy()
