@@ -42,7 +42,17 @@ AMP_LEVEL = EnvVar(
     "same as set_configuration_options(amp_level=N): 1 = layernorm/softmax in bfloat16, the rest Bfp8_b, matmul HiFi2",
 )
 
-REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL)
+TTI_BACKEND_FORMAT = EnvVar(
+    "PYBUDA_TTI_BACKEND_FORMAT", "0",
+    "1: compile_to_image stores parameters in the device's byte layout (the simulator's one layout: tiles)",
+)
+TTI_BACKEND_TILIZED_FORMAT = EnvVar(
+    "PYBUDA_TTI_BACKEND_TILIZED_FORMAT", "0",
+    "1: compile_to_image stores parameters as 32x32 device tiles in each one's data format",
+)
+
+REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, TTI_BACKEND_FORMAT,
+            TTI_BACKEND_TILIZED_FORMAT)
 
 
 def describe() -> str:

@@ -18,6 +18,7 @@ from buda_runtime_sim.runtime import (
     update_device_parameters,
 )
 from buda_runtime_sim.config import CompilerConfig
+from buda_runtime_sim.runtime.images import TTDeviceImage, set_image_hooks
 from buda_runtime_sim.enums import BackendDevice, BackendType, DeviceMode
 from buda_runtime_sim.options import (
     configure_mixed_precision,
@@ -33,6 +34,21 @@ _FROM_TVM_BUDA = {"PyTorchModule", "TFModule", "TFGraphDefModule", "JaxModule", 
                   "compile_model", "build"}
 
 
+def _load_image_model(image, entry):
+    from tvm_buda.images import load_model
+
+    return load_model(image, entry)
+
+
+def _build_image(*args, **kwargs):
+    from tvm_buda.images import build_image
+
+    return build_image(*args, **kwargs)
+
+
+set_image_hooks(load_model=_load_image_model, build=_build_image)  # tvm_buda is imported only when used
+
+
 def __getattr__(name):
     if name in _FROM_TVM_BUDA:
         import tvm_buda
@@ -43,7 +59,7 @@ def __getattr__(name):
 
 __all__ = ["BackendDevice", "BackendType", "CPUDevice", "CompilerConfig", "DataFormat", "DeviceMode", "MathFidelity",
            "JaxModule", "Module", "OnnxModule", "Parameter", "PyBudaModule", "PyTorchModule", "TFGraphDefModule",
-           "TFLiteModule", "TFModule", "TTDevice", "Tensor", "config",
+           "TFLiteModule", "TFModule", "TTDevice", "TTDeviceImage", "Tensor", "config",
            "configure_mixed_precision", "detect_available_devices", "get_intermediates_queue",
            "get_parameter_checkpoint", "initialize_pipeline", "op", "override_op_size", "run_forward",
            "run_inference", "set_chip_break", "set_configuration_options", "set_epoch_break", "shutdown",

@@ -10,6 +10,7 @@ from buda_runtime_sim import DataFormat, MathFidelity  # noqa: E402
 from buda_runtime_sim.config import CompilerConfig  # noqa: E402
 
 from . import target  # noqa: E402,F401  (registration side effects)
+from . import images  # noqa: E402,F401  (installs the TT device image hooks)
 from .build import build  # noqa: E402
 from .compiled_model import CompiledModel, compile_model  # noqa: E402
 from .frontends.errors import FrameworkNotInstalled, MalformedModelFile, ModelImportError  # noqa: E402

@@ -204,6 +204,19 @@ class TTDevice(Device):
         _report_intermediates(config, compiled.exec_context.intermediates)
         return _as_tuple(outputs)
 
+    def compile_to_image(self, img_path=None, training: bool = False, sample_inputs=(), sample_targets=()):
+        """Compile the placed module for `sample_inputs` and save a TT device image (returns a TTDeviceImage)."""
+        from .images import compile_to_image
+
+        return compile_to_image(self, img_path, training, sample_inputs, sample_targets)
+
+    @staticmethod
+    def load_image(img, model: str | None = None, name: str | None = None) -> "TTDevice":
+        """A TTDevice running a model from a TTDeviceImage, without compiling (see runtime/images.py)."""
+        from .images import device_from_image
+
+        return device_from_image(TTDevice, img, model, name)
+
     def _expected_signature(self):
         compiled = self.compiled.get(id(self.modules[0])) if self.modules else None
         if compiled is None:

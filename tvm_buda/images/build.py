@@ -1,0 +1,179 @@
+"""Writing a TT device image from a CompiledModel (the archive layout: buda_runtime_sim/runtime/images.py).
+
+The host part is stored as the shared library TVM exports (export_library), not as TVMScript
+rebuilt on load: loading it is a dlopen (milliseconds), whereas rebuilding means running
+TVM's LLVM build again (seconds), which is what an image exists to skip. The price: the
+library is native code for one platform and TVM version, so device.json records both and a
+mismatch is refused with a clear error.
+
+Everything this module reads from a CompiledModel goes through `_parts`, the one place that
+knows its attributes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from buda_runtime_sim.dataformat import DataFormat
+from buda_runtime_sim.perf.ops import tensor_bytes
+from buda_runtime_sim.runtime import image_tensors
+from buda_runtime_sim.runtime.image_archive import CONFIG_JSON, write_archive
+from buda_runtime_sim.runtime.images import IMAGE_FORMAT, tool_versions
+from codegen.artifacts import read_safetensors, write_safetensors
+
+from ..cache.store import module_weight_sources
+from .numerics_json import numerics_to_dict
+
+DESCRIPTOR = "backend_build_binaries/device_desc.json"
+
+
+@dataclass
+class _Parts:
+    """What an image needs from a compiled model."""
+
+    name: str
+    framework: str
+    inputs: list                 # TensorSpec
+    output_structure: str
+    output_names: list[str]
+    weight_names: list[str]
+    params: dict                 # main's weights by name
+    subgraphs: list              # (DeviceSubgraph, ModuleGraph)
+    summary: dict
+    index_limits: dict
+    numerics: object             # NumericsConfig the model runs with
+    config: object               # CompilerConfig
+    executable: object           # the Relax VM executable
+    compiled: object
+
+
+def _parts(compiled) -> _Parts:
+    sig = compiled.imported
+    return _Parts(compiled.name, sig.framework, list(sig.inputs), sig.output_structure, list(sig.output_names),
+                  list(compiled.weight_names), sig.params, list(compiled.subgraphs), compiled.summary.to_dict(),
+                  dict(compiled.index_limits), compiled.exec_context.numerics, compiled.config, compiled.executable,
+                  compiled)
+
+
+def safe_stem(name: str) -> str:
+    """A model name usable as a folder and file name inside the archive."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".")
+    return stem or "model"
+
+
+def weight_formats(graph, numerics) -> dict[str, DataFormat]:
+    """The format the device reads each parameter/constant in (the consuming op's weight or output
+    format; Float32 when consumers disagree, so nothing is lost)."""
+    seen: dict[str, set] = {}
+    for line in graph.ops:
+        resolved = numerics.resolve(line.op, line.name)
+        df = resolved.weight_df if resolved.weight_df is not None else resolved.output_df
+        for ref in line.inputs:
+            match = re.fullmatch(r'self\.(\w+)|self\.get_constant\("(\w+)"\)', ref)
+            if match:
+                seen.setdefault(match.group(1) or match.group(2), set()).add(df)
+    return {name: dfs.pop() if len(dfs) == 1 else DataFormat.Float32 for name, dfs in seen.items()}
+
+
+def _queues(parts: _Parts, report, formats_by_module: dict) -> list[dict]:
+    """DRAM/host queues of the model: parameters (static), tensors crossing epochs (dynamic, DRAM),
+    device inputs and outputs (dynamic, host memory), sized in their device format."""
+    epoch_of = {row.name: row.epoch for row in report.ops}
+    io_df = parts.numerics.input_df
+    out = []
+    for sub, graph in parts.subgraphs:
+        prefix = graph.module_name
+        for name, value in {**graph.parameters, **graph.constants}.items():
+            df = formats_by_module[prefix].get(name, DataFormat.Float32)
+            out.append({"name": f"{prefix}.{name}", "kind": "static", "location": "dram",
+                        "bytes": tensor_bytes(value.shape, df)})
+        produced = {}
+        for line in graph.ops:
+            epoch = epoch_of.get(line.name, epoch_of.get(f"{prefix}.{line.name}"))
+            produced[line.output] = (epoch, tuple(line.output_shape), parts.numerics.resolve(line.op, line.name))
+            for ref, shape in zip(line.inputs, line.input_shapes):
+                if ref in produced and produced[ref][0] is not None and epoch is not None and produced[ref][0] != epoch:
+                    out.append({"name": f"{prefix}.{ref}->e{epoch}", "kind": "dynamic", "location": "dram",
+                                "bytes": tensor_bytes(shape, produced[ref][2].output_df)})
+        shapes = {v: tuple(s) for line in graph.ops for v, s in zip(line.inputs, line.input_shapes)}
+        for value in graph.inputs + graph.outputs:
+            shape = shapes.get(value) or (produced[value][1] if value in produced else None)
+            if shape is not None:
+                out.append({"name": f"{prefix}.{value}", "kind": "dynamic", "location": "host",
+                            "bytes": tensor_bytes(shape, io_df)})
+    return out
+
+
+def _tensor_entries(outputs) -> list[dict]:
+    arrays = [np.asarray(o.value() if hasattr(o, "value") and callable(o.value) else o) for o in outputs]
+    return [{"name": f"output_{i}", "shape": list(a.shape), "dtype": str(a.dtype)} for i, a in enumerate(arrays)]
+
+
+def build_image(compiled, img_path, target: dict, sample_outputs, layout: str | None = None) -> Path:
+    """Write `compiled` as a single-model TTI at `img_path` for the board in `target`."""
+    parts = _parts(compiled)
+    layout = layout or image_tensors.requested_layout()
+    stem = safe_stem(parts.name)
+    with tempfile.TemporaryDirectory(prefix="tti-build-") as tmp:
+        tmp = Path(tmp)
+        members: dict = {}
+        host = f"host/{stem}.so"
+        parts.executable.export_library(str(tmp / "host.so"))
+        members[host] = tmp / "host.so"
+        in_modules = module_weight_sources(parts.subgraphs)
+        host_only = [n for n in parts.weight_names if n not in in_modules or layout == image_tensors.TILIZED]
+        host_weights = f"tensors/{stem}/host_weights.safetensors"
+        write_safetensors({n: np.ascontiguousarray(parts.params[n]) for n in host_only}, tmp / "host_weights.st")
+        members[host_weights] = tmp / "host_weights.st"
+        subgraphs, formats_by_module = [], {}
+        for index, (sub, graph) in enumerate(parts.subgraphs):
+            module = graph.module_name
+            formats = weight_formats(graph, parts.numerics)
+            formats_by_module[module] = formats
+            stored, meta = image_tensors.encode(read_safetensors(sub.files.params), formats, layout)
+            params_path = tmp / f"{index}.st"
+            write_safetensors(stored, params_path)
+            names = {"source": f"module_files/{stem}/{module}.py", "manifest": f"module_files/{stem}/{module}.json",
+                     "params": f"tensors/{stem}/{module}.safetensors"}
+            members.update({names["source"]: sub.files.source, names["manifest"]: sub.files.manifest,
+                            names["params"]: params_path})
+            subgraphs.append({**names, "symbol": sub.symbol, "module_name": module,
+                              "arg_roles": [list(r) for r in sub.arg_roles], "num_outputs": sub.num_outputs,
+                              "tensors": meta})
+        report = compiled.perf_report(target["device_config"], harvested_rows=target["harvested_rows"])
+        placement = f"placement/{stem}.json"
+        queues = _queues(parts, report, formats_by_module)
+        members[placement] = json.dumps({**report.to_dict(), "queues": queues}, indent=1).encode()
+        descriptor = {k: target[k] for k in ("arch", "chip_ids", "device_config", "harvested_rows", "grid_size")}
+        members[DESCRIPTOR] = json.dumps({**descriptor, "board": target["board"]}, indent=1).encode()
+        user_descriptor = target.get("user_device_descriptor")
+        if user_descriptor:
+            members[f"backend_build_binaries/{safe_stem(Path(user_descriptor).name)}"] = Path(user_descriptor)
+        io_df = parts.numerics.input_df.name
+        entry = {
+            "name": parts.name, "framework": parts.framework, "tensor_layout": layout,
+            "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype, "data_format": io_df}
+                       for s in parts.inputs],
+            "outputs": [{**o, "data_format": io_df} for o in _tensor_entries(sample_outputs)],
+            "targets": [], "output_structure": parts.output_structure, "output_names": parts.output_names,
+            "weight_names": parts.weight_names, "host_library": host, "host_weights": host_weights,
+            "subgraphs": subgraphs, "summary": parts.summary, "index_limits": parts.index_limits,
+            "placement": placement, "queues": queues,
+            "estimated_samples_per_second": report.samples_per_second,
+        }
+        entry["members"] = sorted(set(members) - {DESCRIPTOR} - {k for k in members if k.startswith("backend_")})
+        config = {"models": {parts.name: {"numerics": numerics_to_dict(parts.numerics),
+                                          "compiler_config": parts.config.result_key(),
+                                          "placement": report.config.to_dict()}}}
+        members[CONFIG_JSON] = json.dumps(config, indent=1, sort_keys=True, default=str).encode()
+        device = {"image_format": IMAGE_FORMAT, "versions": tool_versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                  "device": {k: v for k, v in target.items() if k not in ("board", "user_device_descriptor")},
+                  "device_descriptor": DESCRIPTOR, "training": False, "models": [entry]}
+        return write_archive(img_path, members, device)
