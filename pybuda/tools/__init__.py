@@ -1,0 +1,1 @@
+"""PyBuda's tools (`pybuda.tools.tti_merge`, ...)."""

@@ -1,0 +1,91 @@
+"""Images target a board: harvesting, device config and descriptor are recorded, shown by info()
+and checked on load; parameters can be stored as device tiles that decode to the device's values."""
+
+import numpy as np
+import pytest
+import torch
+
+import pybuda
+from buda_runtime_sim.dataformat import DataFormat
+from buda_runtime_sim.formats import quantize, tile_bytes
+from buda_runtime_sim.perf.ops import tensor_tiles
+from buda_runtime_sim.runtime.images import ImageError
+from codegen.artifacts import read_safetensors
+from tvm_buda.demo_models import mlp
+
+pytestmark = pytest.mark.filterwarnings("ignore:BackendType.Silicon requested")
+
+
+def _mlp_image(path="device_images/tt0.tti", arch=pybuda.BackendDevice.Grayskull, **options):
+    pybuda.set_configuration_options(**options)
+    torch.manual_seed(0)
+    module, x = pybuda.PyTorchModule("mlp", mlp()), torch.randn(8, 64)
+    tt0 = pybuda.TTDevice("tt0", arch=arch, devtype=pybuda.BackendType.Silicon, module=module)
+    img = tt0.compile_to_image(img_path=path, training=False, sample_inputs=(x,))
+    compiled = tt0.compiled[id(module)]
+    expected = compiled.run(x)
+    pybuda.shutdown()
+    _mlp_image.compiled = compiled
+    return img, x, expected
+
+
+def test_info_of_a_harvested_grayskull_image(capsys):
+    img, _, _ = _mlp_image(device_config="gs_e150", harvested_rows=[1, 11])
+    text = img.info()
+    assert capsys.readouterr().out.strip() == text.strip()
+    for line in ("- Device Name: tt0", "- arch: BackendDevice.Grayskull", "- chip_ids: [0]",
+                 "- backend device type: BackendType.Silicon", "- grid size: [8, 12]", "- harvested rows: 2050",
+                 "- training: False", "- ordered input shapes: [[8, 64]]", "- ordered targets shapes: []"):
+        assert line in text
+    assert "tvm_buda_version" in text and "apache_tvm_version" in text
+    assert img.get_input_shapes() == [[8, 64]]
+
+
+def test_loading_checks_the_running_device(tmp_path):
+    img, x, expected = _mlp_image(device_config="gs_e150", harvested_rows=[1, 11])
+    pybuda.set_configuration_options(harvested_rows=[2])
+    with pytest.raises(ImageError, match=r"harvested rows \[1, 11\] \(mask 2050\).*rows \[2\]"):
+        pybuda.TTDevice.load_image(img=img)
+    pybuda.set_configuration_options(harvested_rows=[1, 11], device_config="wh_n150")
+    with pytest.raises(ImageError, match="compiled for gs_e150, but this device is wh_n150"):
+        pybuda.TTDevice.load_image(img=img)
+    pybuda.set_configuration_options(device_config="gs_e150")
+    device = pybuda.TTDevice.load_image(img=img)
+    assert device.arch == pybuda.BackendDevice.Grayskull and device.devtype == pybuda.BackendType.Silicon
+    output = pybuda.run_inference(inputs=[(x,)]).get()[0]
+    assert torch.equal(output.value(), expected)
+
+
+def test_device_config_must_match_the_arch():
+    with pytest.raises(ValueError, match="wh_n150 is a wormhole_b0 board but TTDevice tt0 has arch grayskull"):
+        _mlp_image(device_config="wh_n150")
+
+
+def test_a_custom_device_descriptor_is_embedded(tmp_path):
+    desc = tmp_path / "wormhole_b0_4x6.yaml"
+    desc.write_text("grid:\n  x_size: 6\n  y_size: 4\n")
+    img, _, _ = _mlp_image(arch=pybuda.BackendDevice.Wormhole_B0, backend_device_descriptor_path=str(desc))
+    assert img.member("backend_build_binaries/wormhole_b0_4x6.yaml").read_text() == desc.read_text()
+    assert img.device["device"]["device_config"] == "wh_n150"
+
+
+@pytest.mark.parametrize("variable", ["PYBUDA_TTI_BACKEND_TILIZED_FORMAT", "PYBUDA_TTI_BACKEND_FORMAT"])
+def test_tilized_parameters_decode_to_the_device_values(monkeypatch, variable):
+    monkeypatch.setenv(variable, "1")
+    monkeypatch.setenv("PYBUDA_AMP_LIGHT", "1")    # matmul weights in Bfp8: block-float tiles
+    img, x, expected = _mlp_image(arch=pybuda.BackendDevice.Wormhole_B0)
+    monkeypatch.delenv("PYBUDA_AMP_LIGHT")          # the image keeps its own numerics
+    (sub,) = img.model()["subgraphs"]
+    stored = read_safetensors(img.member(sub["params"]))
+    originals = read_safetensors(_mlp_image.compiled.subgraphs[0][0].files.params)
+    formats = {name: entry.get("data_format") for name, entry in sub["tensors"].items()}
+    assert set(formats.values()) >= {"Bfp8"}, formats
+    for name, entry in sub["tensors"].items():
+        assert entry["layout"] == "tilized"
+        fmt = DataFormat.from_json(entry["data_format"])
+        assert stored[name].dtype == np.uint8 and stored[name].size == tensor_tiles(entry["shape"]) * tile_bytes(fmt)
+    model = img.load_model()
+    ((subgraph, _),) = model.subgraphs
+    for name, value in subgraph.preloaded.items():
+        np.testing.assert_array_equal(value, quantize(originals[name], DataFormat.from_json(formats[name])))
+    assert torch.equal(model.run(x), expected)
