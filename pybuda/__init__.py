@@ -11,9 +11,13 @@ from buda_runtime_sim.runtime import (
     detect_available_devices,
     get_intermediates_queue,
     get_parameter_checkpoint,
+    get_parameter_gradients,
     initialize_pipeline,
+    run_backward,
     run_forward,
     run_inference,
+    run_optimizer,
+    run_training,
     shutdown,
     update_device_parameters,
 )
@@ -28,7 +32,7 @@ from buda_runtime_sim.options import (
     set_epoch_break,
 )
 
-from . import config, op
+from . import config, op, optimizers, schedulers
 
 _FROM_TVM_BUDA = {"PyTorchModule", "TFModule", "TFGraphDefModule", "JaxModule", "OnnxModule", "TFLiteModule",
                   "compile_model", "build"}
@@ -61,6 +65,7 @@ __all__ = ["BackendDevice", "BackendType", "CPUDevice", "CompilerConfig", "DataF
            "JaxModule", "Module", "OnnxModule", "Parameter", "PyBudaModule", "PyTorchModule", "TFGraphDefModule",
            "TFLiteModule", "TFModule", "TTDevice", "TTDeviceImage", "Tensor", "config",
            "configure_mixed_precision", "detect_available_devices", "get_intermediates_queue",
-           "get_parameter_checkpoint", "initialize_pipeline", "op", "override_op_size", "run_forward",
-           "run_inference", "set_chip_break", "set_configuration_options", "set_epoch_break", "shutdown",
+           "get_parameter_checkpoint", "get_parameter_gradients", "initialize_pipeline", "op", "optimizers",
+           "override_op_size", "run_backward", "run_forward", "run_inference", "run_optimizer", "run_training",
+           "schedulers", "set_chip_break", "set_configuration_options", "set_epoch_break", "shutdown",
            "update_device_parameters"]

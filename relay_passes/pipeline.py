@@ -8,6 +8,7 @@ from typing import Callable
 import tvm
 from tvm import relax
 
+from .collapse_sum_as_sum import CollapseSumAsSum
 from .decompose_elementwise import DecomposeElementwise
 from .decompose_shapes import DecomposeStackAndAdaptivePool
 from .divide_by_constant import DivideByConstantAsMultiply
@@ -76,6 +77,8 @@ def buda_pass_pipeline() -> PassPipeline:
             NamedPass("decompose_elementwise", DecomposeElementwise, "rsqrt, negative, square, silu via device ops"),
             NamedPass("decompose_stack_and_adaptive_pool", DecomposeStackAndAdaptivePool,
                       "stack as concat, adaptive average pooling as mean or avg_pool2d"),
+            NamedPass("collapse_sum_as_sum", CollapseSumAsSum,
+                      "autodiff's gradient of a broadcast (collapse_sum_to) as sum + reshape"),
             NamedPass("split_as_slices", SplitAsSlices, "split returns a tuple; its parts are strided slices"),
             NamedPass("split_multi_axis_ops", SplitMultiAxisOps,
                       "device reductions and slices take one axis at a time"),

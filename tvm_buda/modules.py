@@ -27,6 +27,12 @@ class FrameworkModule(Module):
 
         return compile_model(self, sample_inputs, config=config, name=self.name)
 
+    def compile_for_training(self, sample_inputs, config, input_grad_count: int = 0):
+        """Called by the simulated TTDevice when training: forward and backward graphs for the device."""
+        from .training.frameworks import compile_for_training
+
+        return compile_for_training(self, sample_inputs, config, input_grad_count)
+
     def import_model(self, sample_inputs, name: str):
         """The model as an ImportedModel (Relax module, weights, signature)."""
         raise NotImplementedError

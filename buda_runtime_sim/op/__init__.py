@@ -36,3 +36,5 @@ __all__ = [
     "AvgPool2d", "Conv2d", "Conv2dTranspose", "MaxPool2d",
     "nn",
 ]
+
+from . import loss  # noqa: E402  (pybuda.op.loss)

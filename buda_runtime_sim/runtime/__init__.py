@@ -7,7 +7,8 @@ from .parameters import get_parameter_checkpoint, update_device_parameters
 from .pipeline import (detect_available_devices, initialize_pipeline, run_forward, run_inference, run_module,
                        shutdown)
 from .queues import get_intermediates_queue
+from .training import get_parameter_gradients, run_backward, run_optimizer, run_training
 
 __all__ = ["CPUDevice", "Device", "TTDevice", "detect_available_devices", "get_intermediates_queue",
            "get_parameter_checkpoint", "initialize_pipeline", "run_forward", "run_inference", "run_module", "shutdown",
-           "update_device_parameters"]
+           "update_device_parameters", "get_parameter_gradients", "run_backward", "run_optimizer", "run_training"]

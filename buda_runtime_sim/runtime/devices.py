@@ -23,6 +23,7 @@ from ..module import Module, PyBudaModule
 from ..tensor import Tensor, _to_numpy
 from . import telemetry
 from .queues import intermediates_queue
+from .training_device import TrainingDevice
 
 _pipeline: list["Device"] = []
 _silicon_warned = False
@@ -36,7 +37,7 @@ def clear_devices() -> None:
     _pipeline.clear()
 
 
-class Device:
+class Device(TrainingDevice):
     def __init__(self, name: str, module=None):
         self.name = name
         self.modules: list[Module] = []
@@ -150,6 +151,7 @@ class TTDevice(Device):
         self.num_chips = num_chips or 1
         self.chip_ids = chip_ids or list(range(self.num_chips))
         self.fp32_fallback = DataFormat.parse(fp32_fallback)
+        self.optimizer, self.scheduler = optimizer, scheduler  # used when training (runtime.training)
         self.compiled: dict[int, object] = {}  # id(module) -> CompiledModel
         if self.devtype == BackendType.Silicon:
             _warn_no_silicon()
@@ -230,6 +232,7 @@ class CPUDevice(Device):
 
     def __init__(self, name: str, optimizer_f=None, scheduler_f=None, mp_context=None, retain_backward_graph=False,
                  module=None, input_dtypes=None):
+        self.optimizer_f, self.scheduler_f = optimizer_f, scheduler_f  # torch optimizer factories (training)
         super().__init__(name, module)
 
     def run_module(self, module, inputs):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from . import devices
+from . import devices, training
 
 
 def get_parameter_checkpoint(device=None, _sequential: bool = False):
     """Current parameter values: a dict for `device`, else a list with one dict per device."""
     if device is not None:
-        return device.get_parameters()
-    return [d.get_parameters() for d in devices.registered_devices() if d.active]
+        trained = training.device_parameters(device)
+        return trained if trained is not None else device.get_parameters()
+    return [get_parameter_checkpoint(d) for d in devices.registered_devices() if d.active]
 
 
 def update_device_parameters(device=None, parameters=(), _sequential: bool = False) -> None:
@@ -21,4 +22,5 @@ def update_device_parameters(device=None, parameters=(), _sequential: bool = Fal
     if len(dicts) != len(targets):
         raise ValueError(f"update_device_parameters: {len(dicts)} parameter dicts for {len(targets)} devices")
     for target, values in zip(targets, dicts):
-        target.update_parameters(values)
+        if not training.update_parameters(target, values):
+            target.update_parameters(values)

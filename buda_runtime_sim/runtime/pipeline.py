@@ -8,6 +8,7 @@ import warnings
 from .. import module as _module
 from ..tensor import Tensor
 from . import devices, queues
+from . import training as _training
 
 _state = {"output_queue": None, "initialized": False}
 
@@ -64,9 +65,12 @@ def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: qu
 def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None = None, checkpoint_queue=None,
                         sample_inputs=(), sample_targets=(), microbatch_count: int = 1, d2d_fwd_queues=(),
                         d2d_bwd_queues=(), _sequential: bool = False, _verify_cfg=None, _device_mode=None):
-    """Compile every module for `sample_inputs` so later run_forward calls only execute."""
+    """Compile every module for `sample_inputs` so later run_forward calls only execute. Returns the
+    output queue, or with training=True the checkpoint queue (see runtime.training)."""
     if training:
-        raise NotImplementedError("training is not supported by the tvm-buda simulator; use training=False")
+        return _training.initialize_training(output_queue, checkpoint_queue, sample_inputs, sample_targets,
+                                            microbatch_count)
+    _training.reset()
     pipeline = _pipeline()
     if sample_inputs is None or (isinstance(sample_inputs, (tuple, list)) and not sample_inputs):
         raise ValueError("initialize_pipeline: sample_inputs are needed to compile (a tuple or dict of tensors "
@@ -82,7 +86,10 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
 
 
 def run_forward(input_count: int = 1, _sequential: bool = False) -> None:
-    """Run queued inputs through an initialized pipeline; outputs go to initialize_pipeline's queue."""
+    """Run queued inputs through an initialized pipeline; outputs go to initialize_pipeline's queue
+    (when training: the loss, and the pass is kept for run_backward)."""
+    if _training.is_training():
+        return _training.run_forward(input_count)
     if not _state["initialized"]:
         raise RuntimeError("run_forward before initialize_pipeline; call pybuda.initialize_pipeline(training=False, "
                            "sample_inputs=...) first (or use run_inference)")
@@ -110,6 +117,7 @@ def shutdown() -> None:
         device.remove_modules()
     devices.clear_devices()
     _state.update(output_queue=None, initialized=False)
+    _training.reset()
     queues.reset_intermediates()
 
 

@@ -1,0 +1,74 @@
+"""TrainableModel: an imported model compiled twice for the device, forward and backward.
+
+The runtime (buda_runtime_sim.runtime.training) drives it without importing TVM: `forward`
+returns the outputs and what backward needs; `backward` turns output gradients into parameter
+(and, when asked, input) gradients. Both halves are partitioned and code-generated like any
+model, so they run on the simulator in device formats with host fallback where needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from buda_runtime_sim.config import CompilerConfig
+
+from ..build import build_imported
+from ..frontends.imported import ImportedModel, TensorSpec
+from .autodiff import training_graphs
+
+
+class TrainableModel:
+    def __init__(self, imported: ImportedModel, trainable: list[str], config: CompilerConfig,
+                 input_grad_count: int = 0):
+        self.name = imported.name
+        self.inputs = list(imported.inputs)
+        self.trainable = list(trainable)
+        grad_inputs = [s.name for s in self.inputs[:input_grad_count] if "float" in s.dtype]
+        self.grad_inputs = grad_inputs
+        graphs = training_graphs(imported.mod["main"], len(self.inputs), grad_inputs + self.trainable)
+        self.num_outputs = graphs.num_outputs
+        self.params = imported.params  # shared with the caller's ImportedModel: one copy of the weights
+        fwd = ImportedModel(f"{imported.name}_fwd", "relax", graphs.forward, self.params, self.inputs, "tuple")
+        main = graphs.backward["main"]
+        n_bwd_inputs = self.num_outputs + len(graphs.saved)
+        bwd_inputs = [TensorSpec(p.name, tuple(int(d) for d in p.ty.shape), str(p.ty.dtype))
+                      for p in main.params[:n_bwd_inputs]]
+        bwd = ImportedModel(f"{imported.name}_bwd", "relax", graphs.backward,
+                            {p.name: self.params[p.name] for p in main.params[n_bwd_inputs:]}, bwd_inputs, "tuple")
+        self.forward_model = build_imported(fwd, config)
+        self.backward_model = build_imported(bwd, config)
+        self.output_specs = bwd_inputs[:self.num_outputs]
+        self.framework_names = {n: n for n in self.trainable}  # graph name -> the framework's name
+        self.write_back = None  # callable(values by graph name): copy trained values into the framework model
+
+    def forward(self, *inputs) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(outputs, saved): run the forward graph on the device."""
+        results = self.forward_model.run(*inputs)
+        results = list(results) if isinstance(results, tuple) else [results]
+        return results[:self.num_outputs], results[self.num_outputs:]
+
+    def backward(self, saved: list[np.ndarray], output_grads: list) -> tuple[dict, dict]:
+        """(parameter gradients, input gradients) by name, for one forward's saved values."""
+        dys = []
+        for spec, g in zip(self.output_specs, output_grads):
+            g = np.asarray(g, dtype=np.float32)
+            if g.shape != spec.shape:
+                raise ValueError(f"{self.name}: gradient of output has shape {g.shape}, expected {spec.shape}")
+            dys.append(g)
+        results = self.backward_model.run(*dys, *saved)
+        results = list(results) if isinstance(results, tuple) else [results]
+        names = self.grad_inputs + self.trainable
+        grads = dict(zip(names, results))
+        return ({n: grads[n] for n in self.trainable}, {n: grads[n] for n in self.grad_inputs})
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        return self.forward_model.parameters()
+
+    def update_parameters(self, values: dict) -> None:
+        self.forward_model.update_parameters(values)
+        backward_values = {k: v for k, v in values.items() if k in self.backward_model.weight_names}
+        if backward_values:
+            self.backward_model.update_parameters(backward_values)
+
+    def perf_reports(self, device_config=None):
+        return [self.forward_model.perf_report(device_config), self.backward_model.perf_report(device_config)]
