@@ -14,15 +14,19 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
    a depthwise conv and a pool are per-tap eltwise work on [Ho*Wo, C]. A grid of r x c cores
    splits rt over rows and ct over columns: a core owns z*ceil(rt/r)*ceil(ct/c) output tiles.
 
-3. Cycles of an op on a grid = max(math, bytes read, bytes written) for one core, because
-   reading, math and writing are double-buffered and overlap.
-   - math: matmul/conv tile products x kt x fidelity phases x 16 cycles (Wormhole) or 32
-     (Grayskull); add/sub 8 cycles a tile, multiply 8 x phases; reduce 4; SFPU functions
-     32 passes x instructions (exp fitted to 1771 cycles a tile; others estimated relative to
-     it); softmax and layernorm as the sum of the steps they decompose into.
-   - data: tiles the core reads/writes x bytes per tile of the op's data format (Bfp8 1088,
-     Float16 2048, ...) / 32 bytes a cycle (one NoC link). Weights of matmuls/convs stay in L1
-     if a core's share fits half of L1 (loaded once per epoch), otherwise they stream per run.
+3. Cycles of an op on a grid = max(core cycles, data cycles) for one core.
+   - core cycles (core_cycles.py, op_model.py): the core's share (t slices of a rows x cols
+     tile block, plus kt inner tiles for a matmul) is blocked into ublocks of at most 8 tiles
+     (the cheapest shape wins) and, for a matmul, m_k outer steps of u_kt inner tiles sized to
+     fit L1; it is priced by per-op formulas fitted to silicon measurements of single ops
+     (spec/perf_data: cycles per input for matmul, eltwise, SFPU, reduce and depthwise blocks on
+     Grayskull and Wormhole_B0; held-out error in benchmarks/perf_calibration.py). They include
+     the per-input, per-ublock and per-outer-K-step overheads and the unpacking of NoC-fed inputs.
+     Softmax and layernorm are the sum of the backend ops they decompose into.
+   - data cycles: tiles the core reads/writes x bytes per tile of the op's data format (Bfp8
+     1088, Float16 2048, ...) / 32 bytes a cycle (one NoC link): a floor that shows weights
+     streamed from DRAM. Weights of matmuls/convs stay in L1 if a core's share fits half of L1
+     (loaded once per epoch), otherwise they stream per run.
    Transposes/reshapes take no cores (applied on edges); ops on weights only are folded.
 
 4. Balancer and placer (balancer.py, placer.py). For a target stage time T each op takes the
@@ -44,7 +48,9 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
    cycles).
 
 Left out: NoC congestion, hops and reblocking between mismatched grids, fork-join buffering,
-L1 capacity for activations, t-streaming, op fusion, host compute time, chip-to-chip links.
+L1 capacity for activations, op fusion (bias into matmul, fused eltwise chains), per-op start-up
+inside an epoch (not in the measurements), host compute time, chip-to-chip links.
+benchmarks/perf_netlists.py puts our placements beside PyBuda's netlists (netlist_summary.md).
 """
 
 from .boards import BOARDS, HARVESTABLE_ROWS, Board, get_board

@@ -4,9 +4,10 @@ Each op is first reduced to a tile Geometry: z slices (batch, heads, conv groups
 matrix of rt x ct tiles, plus kt inner tiles (matmul/conv) or kernel taps (pool/depthwise).
 Slices are laid side by side along the columns (as PyBuda's hslice/hstack do), so an r x c grid
 gives each core ceil(rt/r) row tiles of ceil(z*ct/c) column tiles, touching ceil(z/c) slices.
-Its math cycles come from per-tile costs, its data cycles from the bytes it must read or write
-at NOC_BYTES_PER_CYCLE. Reading, math and writing overlap (double buffering), so the op takes
-the largest of the three.
+Its core cycles come from the block formulas fitted to silicon measurements (core_cycles.py,
+op_model.py; they include unpacking inputs fed over the NoC and packing outputs), its data
+cycles from the bytes it must read or write at NOC_BYTES_PER_CYCLE (a floor, and where weights
+streamed from DRAM show up). The op takes the larger of the two.
 """
 
 from __future__ import annotations
@@ -16,43 +17,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..constants import TILE_DIM, TILE_SIZE
+from ..constants import TILE_DIM
 from ..enums import BackendDevice
 from ..formats import tile_bytes
+from . import core_cycles
 from . import ops as K
 from .boards import NOC_BYTES_PER_CYCLE, Board
 from .ops import PerfOp, ceil_tiles, tensor_tiles, tile_dims
 
-# ---- per-tile costs (spec/perf_model.md) ------------------------------------------------------
+# ---- matrix-unit peak (spec/perf_model.md): the utilisation numerator, not the op cycles --------
 # One 32x32x32 tile product per fidelity phase: Wormhole does 8x16 @ 16x16 per cycle, Grayskull 4x16 @ 16x16.
 MATMUL_CYCLES_PER_TILE_PHASE = {BackendDevice.Wormhole_B0: 16, BackendDevice.Grayskull: 32}
 TILE_MACS = TILE_DIM ** 3
-ELTWISE_CYCLES_PER_TILE = TILE_SIZE // (8 * 16)     # add/sub/mul: 8x16 values per cycle (mul x phases)
-REDUCE_CYCLES_PER_TILE = TILE_SIZE // (16 * 16)     # 16x16 values per cycle
-SFPU_LANES = 32
-SFPU_PASSES_PER_TILE = TILE_SIZE // SFPU_LANES      # one vector pass per 32 values
-EXP_CYCLES_PER_TILE = 1771                          # fitted backend model (Wormhole exp, precise)
-# Instructions per SFPU pass. Exp is derived from the fitted figure; the others are estimates:
-# transcendental-like functions cost about an exp, Newton-iteration functions about half, and
-# clamps a couple of instructions.
-_EXP = EXP_CYCLES_PER_TILE / SFPU_PASSES_PER_TILE
-SFPU_INSTRUCTIONS = {
-    **dict.fromkeys(("Exp", "Gelu", "Sigmoid", "Silu", "Tanh", "Log", "Sin", "Cos", "Erf"), _EXP),
-    "Pow": 2 * _EXP, "Power": 2 * _EXP,             # exp(b * log(a))
-    "Reciprocal": 24, "Sqrt": 24,
-    "Relu": 1, "Abs": 1, "LogicalNot": 1, "Relu6": 2, "Clip": 2, "LeakyRelu": 2,
-}
 # L1 share a core may spend on resident weights (the rest buffers activations); weights that do
 # not fit are re-read from DRAM/NoC every run instead.
 WEIGHT_L1_FRACTION = 0.5
-
-
-def sfpu_cycles_per_tile(op_type: str) -> float:
-    return SFPU_PASSES_PER_TILE * SFPU_INSTRUCTIONS.get(op_type, 1)
-
-
-SOFTMAX_TILE_OPS = 2 * REDUCE_CYCLES_PER_TILE + ELTWISE_CYCLES_PER_TILE    # max, sum; subtract max
-LAYERNORM_TILE_OPS = 2 * REDUCE_CYCLES_PER_TILE + 2 * ELTWISE_CYCLES_PER_TILE  # mean, var; subtract, add beta
 
 
 @dataclass(frozen=True)
@@ -167,46 +146,16 @@ def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c) -> GridCycles:
     nc = -(-(geom.z * geom.ct) // c)    # column tiles per core, across slices
     nz = -(-geom.z // c)                # slices a core touches
     tiles = mr * nc
-    phases = op.math_fidelity.phases
     act_bytes = tile_bytes(op.data_format)
     weight_bytes = tile_bytes(op.weight_format or op.data_format)
     split = c if geom.weight_axis == "c" else r
     resident = -(-geom.weight_tiles // split) * weight_bytes <= board.l1_bytes * WEIGHT_L1_FRACTION
-    math_cycles = _math_cycles(op, geom, board, tiles, mr * nz, phases)
+    math_cycles = core_cycles.op_cycles(op, geom, board, nz, mr, -(-nc // nz))
     in_tiles, out_tiles = _io_tiles(geom, tiles, mr, nc, nz, r, c)
     streamed_weights = np.where(resident, 0, -(-geom.weight_tiles // split))
     in_bytes = in_tiles * act_bytes + streamed_weights * weight_bytes
     data = np.maximum(in_bytes, out_tiles * act_bytes) / NOC_BYTES_PER_CYCLE
     return GridCycles(np.maximum(math_cycles, data), math_cycles, data, resident)
-
-
-def _math_cycles(op: PerfOp, geom: Geometry, board: Board, tiles, tile_rows, phases) -> np.ndarray:
-    """tiles: output tiles per core; tile_rows: rows of tiles per core (slices x row tiles)."""
-    kind = geom.kind
-    if kind in (K.MATMUL, K.CONV):
-        return tiles * geom.kt * MATMUL_CYCLES_PER_TILE_PHASE[board.arch] * phases
-    if kind == K.DEPTHWISE:  # multiply (fidelity phases) and accumulate per tap
-        return tiles * geom.kt * ELTWISE_CYCLES_PER_TILE * (phases + 1)
-    if kind == K.POOL:
-        return tiles * geom.kt * ELTWISE_CYCLES_PER_TILE
-    if kind == K.BINARY:
-        return tiles * ELTWISE_CYCLES_PER_TILE
-    if kind == K.MULTIPLY:
-        return tiles * ELTWISE_CYCLES_PER_TILE * phases
-    if kind == K.SFPU:
-        return tiles * sfpu_cycles_per_tile(op.op_type)
-    if kind == K.REDUCE:
-        return tiles * REDUCE_CYCLES_PER_TILE
-    if kind == K.SOFTMAX:  # max, subtract, exp, sum, multiply by 1/sum (one reciprocal per row)
-        per_tile = SOFTMAX_TILE_OPS + sfpu_cycles_per_tile("Exp") + ELTWISE_CYCLES_PER_TILE * phases
-        if op.attrs.get("stable") is False:  # enable_stable_softmax=False: no max, no subtract
-            per_tile -= REDUCE_CYCLES_PER_TILE + ELTWISE_CYCLES_PER_TILE
-        return tiles * per_tile + tile_rows * sfpu_cycles_per_tile("Reciprocal")
-    if kind == K.LAYERNORM:  # mean, subtract, square, var, 1/sqrt per row, scale, gamma, beta
-        per_tile = LAYERNORM_TILE_OPS + 3 * ELTWISE_CYCLES_PER_TILE * phases
-        per_row = sfpu_cycles_per_tile("Sqrt") + sfpu_cycles_per_tile("Reciprocal")
-        return tiles * per_tile + tile_rows * per_row
-    return np.zeros_like(tiles, dtype=np.float64)  # MOVE: packing and unpacking only
 
 
 def _io_tiles(geom: Geometry, tiles, mr, nc, nz, r, c):

@@ -6,6 +6,8 @@ import pytest
 
 from buda_runtime_sim.dataformat import DataFormat, MathFidelity
 from buda_runtime_sim.perf import BOARDS, OpGraph, PerfOp, PlacementConfig, estimate, get_board
+from buda_runtime_sim.perf import core_cycles
+from buda_runtime_sim.perf import op_model as M
 from buda_runtime_sim.perf.epochs import EPOCH_SWITCH_CYCLES
 
 
@@ -50,15 +52,16 @@ def test_unknown_board_is_a_clear_error():
 # ---- exact epoch arithmetic ----------------------------------------------------------------------
 def test_one_pinned_matmul_epoch_by_hand():
     # One matmul [64,128]x[128,96] pinned to 1x1 on wh_n150, microbatch 4 (4 runs of 1 sample):
-    #   op: 512 cycles per run (reading A: 8 tiles * 2048 B / 32 B per cycle)
+    #   op: the calibrated core cycles of its 2 x 3 tile block with 4 inner tiles (core_cycles.matmul)
     #   prologue: weight 12 tiles * 2048 B = 24576 B / (288 GB/s * 0.92 / 1 GHz = 264.96 B/cycle)
-    #   epoch = switch + prologue + fill (512) + 3 more runs * 512
+    #   epoch = switch + prologue + fill (one op) + 3 more runs * op
     op = PerfOp("mm", "Matmul", ((64, 128), (128, 96)), (64, 96), ("x", "w"), math_fidelity=MathFidelity.LoFi)
     report = estimate(OpGraph([op], {"w"}), PlacementConfig("wh_n150", op_sizes={"mm": (1, 1)}), microbatch=4)
-    expected = EPOCH_SWITCH_CYCLES + 24576 / 264.96 + 512 + 3 * 512
+    op_cycles = float(core_cycles.matmul(M.WH, 1, 2, 3, 4, 1, DataFormat.Float16_b, get_board("wh_n150").l1_bytes))
+    expected = EPOCH_SWITCH_CYCLES + 24576 / 264.96 + 4 * op_cycles
     assert report.cycles == pytest.approx(expected)
     assert report.samples_per_second == pytest.approx(4 / (expected * 1e-9))
-    assert report.op("mm").cycles == 512 and report.op("mm").grid == (1, 1)
+    assert report.op("mm").cycles == pytest.approx(op_cycles) and report.op("mm").grid == (1, 1)
 
 
 def test_transfers_cross_pcie_at_the_measured_rates():

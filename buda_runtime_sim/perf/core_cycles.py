@@ -1,0 +1,139 @@
+"""One core's cycles per run for its share of an op, from the calibrated block formulas (op_model).
+
+costs.grid_cycles hands over, per grid shape, the core's share: t slices of a block of `rows` x
+`cols` tiles (plus kt inner tiles for a matmul). This module blocks it the way the backend does
+and prices it with op_model.block_cycles:
+- ublock: a ub_r x ub_c tile shape of at most UBLOCK_MAX_TILES tiles, the block padded up to
+  whole ublocks; the cheapest one is kept (the balancer picks ublocks the same way). Padding
+  instead of PyBuda's divisibility rule keeps cycles monotonic in the grid size;
+- matmul inner dimension: u_kt = the largest divisor of kt whose double-buffered operand
+  blocks fit MATMUL_INPUT_L1_FRACTION of L1, m_k = kt / u_kt; Wormhole may accumulate partial
+  sums in L1 (l1_acc), kept when cheaper;
+- composite ops (softmax, layernorm) are the sum of the backend ops they decompose into.
+All inputs are numpy arrays shaped like the grid table; the result is too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dataformat import DataFormat
+from ..enums import BackendDevice
+from ..formats import tile_bytes
+from . import op_model as M
+from . import ops as K
+
+# Dest register: 16 Float16 tiles, half of it per ublock so math and pack overlap; every ublock in
+# spec/perf_data/netlist_summary.md has at most 8 tiles.
+UBLOCK_MAX_TILES = 8
+UBLOCK_SHAPES = [(r, c) for r in range(1, UBLOCK_MAX_TILES + 1) for c in range(1, UBLOCK_MAX_TILES + 1)
+                 if r * c <= UBLOCK_MAX_TILES]
+# L1 share for a matmul's two double-buffered input blocks (rows x u_kt and u_kt x cols tiles).
+# An assumption, checked two ways: BERT-Large's QKV matmul on Grayskull gets the netlist's
+# m_k 4 x u_kt 8 (netlist_summary.md), and the measured WH block mblock 4x4, ublock 2x4, u_kt 8
+# (matmul-bfp8 line 243) fits unsplit.
+MATMUL_INPUT_L1_FRACTION = 0.4
+ARCH = {BackendDevice.Grayskull: M.GS, BackendDevice.Wormhole_B0: M.WH}
+
+# PyBuda op -> the measured backend op that prices it (closest measured function where none is).
+SFPU_OPS = {
+    "Exp": "exp", "Gelu": "gelu", "Log": "log", "Sigmoid": "sigmoid", "Tanh": "tanh", "Sqrt": "sqrt",
+    "Reciprocal": "reciprocal", "Abs": "abs", "LeakyRelu": "lrelu", "Sin": "sine", "Cos": "cosine",
+    "Pow": "power", "Power": "power", "Erf": "gelu", "Silu": "sigmoid",
+    # Comparisons against a constant: priced as leaky relu, the cheapest measured compare-and-select.
+    "Relu": "lrelu", "Relu6": "lrelu", "Clip": "lrelu", "LogicalNot": "lrelu",
+}
+BINARY_OPS = {"Add": "add", "Subtract": "subtract", "Max": "maximum", "Min": "maximum", "Multiply": "multiply",
+              "Divide": "multiply"}
+# Binary float coefficients were fitted on Bfp8_b rows; the backend scales their tile term by
+# this factor for Float16 formats (spec/perf_data/README.md, "Binary"; an assumption there too).
+BINARY_FP16_TILE_FACTOR = 2.0
+
+
+def _df(fmt: DataFormat) -> str:
+    return M.df_class(fmt.name)
+
+
+def eltwise(arch: str, op: str, t, rows, cols, df: str, z=1) -> np.ndarray:
+    """Cheapest ublock blocking of a t x rows x cols tile block for a single- or two-input op."""
+    best = np.full(np.broadcast(t, rows, cols).shape, np.inf)
+    scale_tiles = df == "fp16" and op in ("add", "subtract", "multiply")
+    for ur, uc in UBLOCK_SHAPES:
+        mb_m, mb_n = -(-rows // ur), -(-cols // uc)
+        cycles = M.block_cycles(arch, op, t, mb_m, mb_n, ur, uc, z=z, df=df)
+        if scale_tiles:
+            coeff = M.coefficients(arch, op, "", df)
+            cycles = cycles + (BINARY_FP16_TILE_FACTOR - 1) * coeff[2] * t * mb_m * mb_n * ur * uc
+        best = np.minimum(best, cycles)
+    return best
+
+
+def _inner_split(kt: int, rows, cols, fmt: DataFormat, l1_bytes: int):
+    """(m_k, u_kt) arrays: the deepest u_kt dividing kt whose input blocks fit the L1 share."""
+    budget = l1_bytes * MATMUL_INPUT_L1_FRACTION
+    per_kt = 2 * (rows + cols) * tile_bytes(fmt)
+    u_kt = np.ones(np.broadcast(rows, cols).shape, dtype=np.int64)
+    for d in (d for d in range(2, kt + 1) if kt % d == 0):
+        u_kt = np.where(d * per_kt <= budget, d, u_kt)
+    return kt // u_kt, u_kt
+
+
+def matmul(arch: str, t, rows, cols, kt: int, phases: int, fmt: DataFormat, l1_bytes: int) -> np.ndarray:
+    m_k, u_kt = _inner_split(kt, rows, cols, fmt, l1_bytes)
+    variants = ("", M.L1_ACC) if arch == M.WH else ("",)
+    best = np.full(np.broadcast(t, rows, cols).shape, np.inf)
+    for ur, uc in UBLOCK_SHAPES:
+        for variant in variants:
+            cycles = M.block_cycles(arch, "matmul", t, -(-rows // ur), -(-cols // uc), ur, uc, m_k, u_kt, phases,
+                                    df=_df(fmt), variant=variant)
+            best = np.minimum(best, cycles)
+    return best
+
+
+def depthwise(arch: str, t, rows, cols, taps: int, fmt: DataFormat) -> np.ndarray:
+    """Depthwise: taps outer steps of one inner tile each (m_k = taps, u_kt = 1), as in the netlists."""
+    best = np.full(np.broadcast(t, rows, cols).shape, np.inf)
+    for ur, uc in UBLOCK_SHAPES:
+        cycles = M.block_cycles(arch, "depthwise", t, -(-rows // ur), -(-cols // uc), ur, uc, taps, 1, df=_df(fmt))
+        best = np.minimum(best, cycles)
+    return best
+
+
+def op_cycles(op: K.PerfOp, geom, board, t, rows, cols) -> np.ndarray:
+    """Cycles per run of one core holding t slices of rows x cols output tiles of `op`."""
+    arch, df, kind = ARCH[board.arch], _df(op.data_format), geom.kind
+    phases = op.math_fidelity.phases
+    if kind in (K.MATMUL, K.CONV):
+        return matmul(arch, t, rows, cols, geom.kt, phases, op.data_format, board.l1_bytes)
+    if kind == K.DEPTHWISE:
+        return depthwise(arch, t, rows, cols, geom.kt, op.data_format)
+    if kind == K.POOL:   # gather the taps into z slices, then reduce over z
+        return eltwise(arch, "reduce_z", t, rows, cols, df, z=geom.kt)
+    if kind in (K.BINARY, K.MULTIPLY):
+        return eltwise(arch, BINARY_OPS.get(op.op_type, "add"), t, rows, cols, df)
+    if kind == K.SFPU:
+        cycles = eltwise(arch, SFPU_OPS.get(op.op_type, "nop"), t, rows, cols, df)
+        if op.op_type == "Silu":   # x * sigmoid(x)
+            cycles = cycles + eltwise(arch, "multiply", t, rows, cols, df)
+        return cycles
+    if kind == K.REDUCE:
+        return eltwise(arch, "reduce_c", t, rows, cols, df)
+    if kind == K.SOFTMAX:
+        return _softmax(arch, op, t, rows, cols, df)
+    if kind == K.LAYERNORM:
+        return _layernorm(arch, t, rows, cols, df)
+    return eltwise(arch, "nop", t, rows, cols, df)   # MOVE: a datacopy
+
+
+def _softmax(arch, op, t, rows, cols, df):
+    """max, subtract, exp, sum over the row, one reciprocal per tile row, multiply."""
+    steps = ["exp", "reduce_c", "multiply"] + (["reduce_c", "subtract"] if op.attrs.get("stable", True) else [])
+    per_block = sum(eltwise(arch, s, t, rows, cols, df) for s in steps)
+    return per_block + eltwise(arch, "reciprocal", t, rows, 1, df)
+
+
+def _layernorm(arch, t, rows, cols, df):
+    """mean, subtract, square, variance, 1/sqrt per tile row, scale, gamma, beta."""
+    per_block = sum(eltwise(arch, s, t, rows, cols, df)
+                    for s in ("reduce_c", "subtract", "multiply", "reduce_c", "multiply", "multiply", "add"))
+    return per_block + eltwise(arch, "sqrt", t, rows, 1, df) + eltwise(arch, "reciprocal", t, rows, 1, df)
