@@ -35,11 +35,13 @@ RELOAD_GENERATED_MODULES = EnvVar(
 
 AMP_LIGHT = EnvVar(
     "PYBUDA_AMP_LIGHT", "0",
-    "1: matmul weights and biases in Bfp8, matmul fidelity HiFi2; 2: Bfp4 and LoFi",
+    "1: matmul weights and biases in Bfp8, matmul fidelity HiFi2; 2 and 3: Bfp4 and LoFi "
+    "(CompilerConfig.enable_amp_light(level) when unset)",
 )
 AMP_LEVEL = EnvVar(
     "PYBUDA_AMP_LEVEL", "",
-    "same as set_configuration_options(amp_level=N): 1 = layernorm/softmax in bfloat16, the rest Bfp8_b, matmul HiFi2",
+    "same as set_configuration_options(amp_level=N): 1 = layernorm/softmax in bfloat16, the rest Bfp8_b, "
+    "matmul HiFi2; 2 = the same in a formats (Float16, Bfp8); 3 = accepted, no preset",
 )
 
 TTI_BACKEND_FORMAT = EnvVar(
@@ -51,8 +53,15 @@ TTI_BACKEND_TILIZED_FORMAT = EnvVar(
     "1: compile_to_image stores parameters as 32x32 device tiles in each one's data format",
 )
 
+N300_DATA_PARALLEL = EnvVar(
+    "PYBUDA_N300_DATA_PARALLEL", "0",
+    "1: run the batch data-parallel on both chips of an n300 (wh_n300); its semantics belong to the "
+    "multi-chip work. Scripts that set it run unchanged; docs/compiler_config.md lists other "
+    "PyBuda variables that are accepted and have no effect",
+)
+
 REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, TTI_BACKEND_FORMAT,
-            TTI_BACKEND_TILIZED_FORMAT)
+            TTI_BACKEND_TILIZED_FORMAT, N300_DATA_PARALLEL)
 
 
 def describe() -> str:

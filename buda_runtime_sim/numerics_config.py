@@ -8,9 +8,11 @@ order they were given.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 
 from .dataformat import DataFormat, MathFidelity
+from .env import AMP_LEVEL
 
 
 @dataclass(frozen=True)
@@ -85,26 +87,58 @@ def _first(*values):
     return next((v for v in values if v is not None), None)
 
 
-def amp_rules(amp_level: int) -> list[MixedPrecisionRule]:
-    """Automatic mixed precision presets: `amp_level` / PYBUDA_AMP_LEVEL, then PYBUDA_AMP_LIGHT."""
-    from .env import AMP_LEVEL, AMP_LIGHT
+def check_amp_level(level) -> int | None:
+    """PyBuda accepts AMP levels 0-3 (None is 0)."""
+    if level is not None and (isinstance(level, bool) or level not in (0, 1, 2, 3)):
+        raise ValueError(f"amp_level must be 0, 1, 2 or 3 (or None for 0), got {level!r}")
+    return level
 
-    level = AMP_LEVEL.get_int() if AMP_LEVEL.get() else amp_level
-    rules: list[MixedPrecisionRule] = []
-    if level not in (0, 1):
-        raise ValueError(f"amp_level must be 0 or 1, got {level}")
+
+def amp_rules(amp_level: int, default_df_override: DataFormat | None = None) -> list[MixedPrecisionRule]:
+    """Automatic mixed precision presets for `amp_level` (PYBUDA_AMP_LEVEL wins when set).
+
+    1: mixed b formats: layernorm and softmax bfloat16, every other op Bfp8_b, matmuls HiFi2
+       (the user guide's PYBUDA_AMP_LEVEL=1).
+    2: mixed a formats: layernorm and softmax Float16, every other op Bfp8, matmuls accumulate in
+       Float16 (PyBuda's level-2 preset; its GELU intermediate format has no counterpart here).
+    3: accepted, no preset: PyBuda skips AMP for levels outside 0-2 with a warning, and so do we.
+    As in PyBuda, a level above 0 with a default_df_override picks the preset of that format's
+    family: a b format (Float16_b, Bfp8_b, ...) gives level 1's, an a format level 2's.
+    """
+    level = check_amp_level(AMP_LEVEL.get_int() if AMP_LEVEL.get() else amp_level) or 0
+    if level == 3:
+        warnings.warn("amp_level=3 is not an AMP preset (PyBuda's are 1 and 2): no mixed precision applied",
+                      RuntimeWarning, stacklevel=3)
+        return []
+    if level and default_df_override is not None:
+        level = 1 if default_df_override.name.endswith("_b") or default_df_override == DataFormat.Float32 else 2
     if level == 1:
-        rules += [
+        return [
             MixedPrecisionRule(output_df=DataFormat.Bfp8_b),
             MixedPrecisionRule(op_type="Layernorm", output_df=DataFormat.Float16_b),
             MixedPrecisionRule(op_type="Softmax", output_df=DataFormat.Float16_b),
             MixedPrecisionRule(op_type="Matmul", math_fidelity=MathFidelity.HiFi2),
         ]
-    light = AMP_LIGHT.get_int()
+    if level == 2:
+        return [
+            MixedPrecisionRule(output_df=DataFormat.Bfp8),
+            MixedPrecisionRule(op_type="Layernorm", output_df=DataFormat.Float16),
+            MixedPrecisionRule(op_type="Softmax", output_df=DataFormat.Float16),
+            MixedPrecisionRule(op_type="Matmul", accumulate_df=DataFormat.Float16),
+        ]
+    return []
+
+
+def amp_light_rules(light: int) -> list[MixedPrecisionRule]:
+    """PYBUDA_AMP_LIGHT / CompilerConfig.enable_amp_light: lower-precision matmul weights.
+
+    1: Bfp8 weights, HiFi2; 2: Bfp4, LoFi (the user guide's levels); 3: Bfp4, LoFi too (PyBuda's
+    enable_amp_light accepts 3 as Bfp4 with LoFi).
+    """
     if light == 1:
-        rules.append(MixedPrecisionRule(op_type="Matmul", input_df=DataFormat.Bfp8, math_fidelity=MathFidelity.HiFi2))
-    elif light == 2:
-        rules.append(MixedPrecisionRule(op_type="Matmul", input_df=DataFormat.Bfp4, math_fidelity=MathFidelity.LoFi))
-    elif light != 0:
-        raise ValueError(f"PYBUDA_AMP_LIGHT must be 0, 1 or 2, got {light}")
-    return rules
+        return [MixedPrecisionRule(op_type="Matmul", input_df=DataFormat.Bfp8, math_fidelity=MathFidelity.HiFi2)]
+    if light in (2, 3):
+        return [MixedPrecisionRule(op_type="Matmul", input_df=DataFormat.Bfp4, math_fidelity=MathFidelity.LoFi)]
+    if light != 0:
+        raise ValueError(f"PYBUDA_AMP_LIGHT / enable_amp_light must be 0, 1, 2 or 3, got {light}")
+    return []

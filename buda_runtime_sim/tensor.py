@@ -58,6 +58,11 @@ class Tensor:
             padded = quantize(padded, data_format)
         return cls(np.asarray(padded, dtype=np.float32), shape, data_format)
 
+    @classmethod
+    def create_from_torch(cls, torch_tensor, dev_data_format=None, constant: bool = False) -> "Tensor":
+        """PyBuda's name: a device tensor from a torch tensor, rounded to `dev_data_format` if given."""
+        return cls.from_array(torch_tensor, None if dev_data_format is None else DataFormat.parse(dev_data_format))
+
     # ---- views ----------------------------------------------------------------------------
     def logical(self) -> np.ndarray:
         """The unpadded values as float32 (a view where possible)."""
@@ -73,6 +78,10 @@ class Tensor:
         import torch
 
         return torch.from_numpy(np.array(self.numpy()))
+
+    def to_pytorch(self):
+        """PyBuda's name for `value()`: a torch tensor."""
+        return self.value()
 
     def to_framework(self, framework: str):
         """Convert to "pytorch", "tensorflow", "jax" or "numpy"."""

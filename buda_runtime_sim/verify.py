@@ -44,11 +44,14 @@ class Comparison:
         return f"{verdict} pcc={self.pcc:.5f} max_abs_err={self.max_abs_error:.4g} (atol {self.atol:.4g})"
 
 
-def compare(output, golden) -> Comparison:
+def compare(output, golden, pcc_threshold: float = PCC_THRESHOLD, atol_fraction: float = ATOL_FRACTION,
+            atol: float | None = None) -> Comparison:
+    """PyBuda's rule; `atol` (absolute) replaces `atol_fraction * max|golden|` when given."""
     out, gold = _array(output), _array(golden)
     if out.shape != gold.shape:
         raise ValueError(f"output shape {out.shape} differs from golden shape {gold.shape}")
-    atol = ATOL_FRACTION * float(np.max(np.abs(gold))) if gold.size else 0.0
+    if atol is None:
+        atol = atol_fraction * float(np.max(np.abs(gold))) if gold.size else 0.0
     err = float(np.max(np.abs(out - gold))) if gold.size else 0.0
     p = pcc(out, gold)
-    return Comparison(bool(err <= atol or p >= PCC_THRESHOLD), p, err, atol)
+    return Comparison(bool(err <= atol or p >= pcc_threshold), p, err, atol)

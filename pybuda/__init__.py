@@ -31,8 +31,9 @@ from buda_runtime_sim.options import (
     set_configuration_options,
     set_epoch_break,
 )
+from buda_runtime_sim.runtime.verification import VerifyConfig
 
-from . import config, op, optimizers, schedulers
+from . import _C, config, op, optimizers, schedulers, verify
 
 _FROM_TVM_BUDA = {"PyTorchModule", "TFModule", "TFGraphDefModule", "JaxModule", "OnnxModule", "TFLiteModule",
                   "compile_model", "build"}
@@ -68,4 +69,4 @@ __all__ = ["BackendDevice", "BackendType", "CPUDevice", "CompilerConfig", "DataF
            "get_parameter_checkpoint", "get_parameter_gradients", "initialize_pipeline", "op", "optimizers",
            "override_op_size", "run_backward", "run_forward", "run_inference", "run_optimizer", "run_training",
            "schedulers", "set_chip_break", "set_configuration_options", "set_epoch_break", "shutdown",
-           "update_device_parameters"]
+           "update_device_parameters", "VerifyConfig", "verify", "_C"]

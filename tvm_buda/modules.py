@@ -54,6 +54,24 @@ class PyTorchModule(FrameworkModule):
             raise TypeError(f"PyTorchModule {name!r}: expected a torch.nn.Module, got {type(module).__name__}")
         super().__init__(name, module)
 
+    def check_input_names(self, names) -> None:
+        """Named inputs (a dict, a tokenizer's BatchEncoding) must be arguments of the model's forward.
+
+        A key the forward does not take (e.g. token_type_ids for a model without them) is an error,
+        as it is for `model(**inputs)` in PyTorch: dropping it silently could hide a wrong input.
+        """
+        import inspect
+
+        params = inspect.signature(self.framework_module.forward).parameters
+        if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            return
+        unknown = [n for n in names if n not in params]
+        if unknown:
+            accepted = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            raise TypeError(f"PyTorchModule {self.name!r}: input(s) {unknown} are not arguments of "
+                            f"{type(self.framework_module).__name__}.forward (it takes {accepted}); "
+                            f"remove them from the inputs, e.g. inputs.pop({unknown[0]!r})")
+
     def import_model(self, sample_inputs, name: str):
         from .frontends.pytorch import import_pytorch
 

@@ -14,7 +14,12 @@ COMPILER_CONFIG_FIELDS = {
     "epoch_breaks": "epoch_breaks",              # filled by pybuda.config.set_epoch_break
     "chip_breaks": "chip_breaks",                # filled by pybuda.config.set_chip_break
     "place_on_one_row": "place_on_one_row",
+    "balancer_policy": "balancer_policy",
+    "default_dram_parameters": "default_dram_parameters",
+    "dram_parameter_overrides": "dram_parameters",   # filled by pybuda.config.override_dram_parameters
 }
+# Balancer policies that give every op its smallest grid (PyBuda's verification policies).
+SMALLEST_GRID_POLICIES = frozenset({"MinimizeGrid", "MaximizeTMinimizeGrid"})
 
 
 def _flat_names(names) -> frozenset[str]:
@@ -32,6 +37,9 @@ class PlacementConfig:
     epoch_breaks: frozenset = frozenset()            # op names starting a new epoch: set_epoch_break
     chip_breaks: frozenset = frozenset()             # op names starting on the next chip: set_chip_break
     place_on_one_row: bool = False                   # every op gets a single-row grid (1 x c)
+    balancer_policy: str = "default"                 # MinimizeGrid / MaximizeTMinimizeGrid: 1x1 grids
+    default_dram_parameters: bool | None = None      # True: weights stream from DRAM every run
+    dram_parameters: dict = field(default_factory=dict)   # op name -> bool: override_dram_parameters
 
     def __post_init__(self):
         sizes = {str(k): (int(v[0]), int(v[1])) for k, v in dict(self.op_sizes).items()}
@@ -63,7 +71,14 @@ class PlacementConfig:
                 "harvested_rows": None if self.harvested_rows is None else list(self.harvested_rows),
                 "op_sizes": {k: list(v) for k, v in self.op_sizes.items()},
                 "epoch_breaks": sorted(self.epoch_breaks), "chip_breaks": sorted(self.chip_breaks),
-                "place_on_one_row": self.place_on_one_row}
+                "place_on_one_row": self.place_on_one_row, "balancer_policy": self.balancer_policy,
+                "default_dram_parameters": self.default_dram_parameters,
+                "dram_parameters": dict(self.dram_parameters)}
+
+    def weights_in_dram(self, name: str) -> bool:
+        """Whether an op's weights stay in DRAM (streamed every run) rather than loaded into L1."""
+        forced = lookup(self.dram_parameters, name)
+        return bool(self.default_dram_parameters) if forced is None else bool(forced)
 
 
 def lookup(mapping, name: str):

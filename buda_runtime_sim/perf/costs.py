@@ -139,8 +139,9 @@ class GridCycles:
     weights_resident: np.ndarray
 
 
-def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c) -> GridCycles:
-    """Cycles for one run of `op` on grids r x c (numpy arrays, broadcast together)."""
+def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c, weights_in_dram: bool = False) -> GridCycles:
+    """Cycles for one run of `op` on grids r x c (numpy arrays, broadcast together); `weights_in_dram`
+    (default_dram_parameters / override_dram_parameters) streams the weights every run."""
     r, c = np.broadcast_arrays(np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64))
     mr = -(-geom.rt // r)               # row tiles per core
     nc = -(-(geom.z * geom.ct) // c)    # column tiles per core, across slices
@@ -149,7 +150,8 @@ def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c) -> GridCycles:
     act_bytes = tile_bytes(op.data_format)
     weight_bytes = tile_bytes(op.weight_format or op.data_format)
     split = c if geom.weight_axis == "c" else r
-    resident = -(-geom.weight_tiles // split) * weight_bytes <= board.l1_bytes * WEIGHT_L1_FRACTION
+    fits = -(-geom.weight_tiles // split) * weight_bytes <= board.l1_bytes * WEIGHT_L1_FRACTION
+    resident = fits & (not weights_in_dram)
     math_cycles = core_cycles.op_cycles(op, geom, board, nz, mr, -(-nc // nz))
     in_tiles, out_tiles = _io_tiles(geom, tiles, mr, nc, nz, r, c)
     streamed_weights = np.where(resident, 0, -(-geom.weight_tiles // split))

@@ -15,7 +15,7 @@ import numpy as np
 from ..formats import tile_bytes
 from . import ops as K
 from .boards import Board
-from .config import PlacementConfig, lookup
+from .config import SMALLEST_GRID_POLICIES, PlacementConfig, lookup
 from .costs import Geometry, GridCycles, geometry, grid_cycles, useful_math_cycles
 from .ops import OpGraph, PerfOp, tensor_bytes
 
@@ -82,7 +82,7 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
         if not op.output_shape and not any(op.input_shapes):
             raise ValueError(f"op {op.name!r} ({op.op_type}) has no static shapes; the perf model needs them")
         geom = geometry(op, weights)
-        table = grid_cycles(op, geom, board, grid_r, grid_c)
+        table = grid_cycles(op, geom, board, grid_r, grid_c, weights_in_dram=config.weights_in_dram(op.name))
         allowed = _allowed_grids(op.name, geom, board, config, grid_r, grid_c)
         prepared.append(PreparedOp(op, PLACED, geom, table, allowed, producers, useful_math_cycles(op, geom, board)))
         source[op.value] = op.name
@@ -106,4 +106,6 @@ def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementCon
     allowed = (grid_r <= max_r) & (grid_c <= max_c)
     if config.place_on_one_row:
         allowed &= grid_r == 1
+    if config.balancer_policy in SMALLEST_GRID_POLICIES:
+        allowed &= (grid_r == 1) & (grid_c == 1)
     return allowed

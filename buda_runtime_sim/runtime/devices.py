@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import inspect
 import time
+from collections.abc import Mapping
 import warnings
 
 import numpy as np
@@ -66,18 +67,21 @@ class Device(TrainingDevice):
 
     # ---- inputs ---------------------------------------------------------------------------
     def push_to_inputs(self, *tensors) -> None:
-        """Queue one input: tensors as arguments, one tuple/list, or one dict of named inputs."""
+        """Queue one input: tensors as arguments, one tuple/list, or one Mapping of named inputs (a dict, a
+        tokenizer's BatchEncoding) matched by name to the module's forward arguments."""
         self._check_active("push_to_inputs")
         if not self.modules:
             raise RuntimeError(f"{self.name}: push_to_inputs before any module was placed; call place_module first")
-        if len(tensors) == 1 and isinstance(tensors[0], (tuple, list, dict)):
+        if len(tensors) == 1 and isinstance(tensors[0], (tuple, list, Mapping)):
             tensors = tensors[0]
         self._validate(tensors)
         self.input_queue.append(tensors)
 
     def _validate(self, tensors) -> None:
-        names = list(tensors) if isinstance(tensors, dict) else None
-        values = list(tensors.values()) if isinstance(tensors, dict) else list(tensors)
+        names = list(tensors) if isinstance(tensors, Mapping) else None
+        values = list(tensors.values()) if isinstance(tensors, Mapping) else list(tensors)
+        if names is not None and hasattr(self.modules[0], "check_input_names"):
+            self.modules[0].check_input_names(names)
         specs = []
         for i, v in enumerate(values):
             label = names[i] if names else f"#{i}"
@@ -264,13 +268,13 @@ def _is_tensor(value) -> bool:
 
 
 def _split(inputs):
-    if isinstance(inputs, dict):
+    if isinstance(inputs, Mapping):
         return (), dict(inputs)
     return tuple(inputs), {}
 
 
 def _as_tuple(outputs) -> tuple:
-    if isinstance(outputs, dict):
+    if isinstance(outputs, Mapping):
         return tuple(outputs.values())
     return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import warnings
+from collections.abc import Mapping
 
 from .. import module as _module
 from ..tensor import Tensor
@@ -78,7 +79,7 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
     values = sample_inputs
     for device in pipeline:  # run once: compiles framework modules and checks the whole pipeline
         if device.modules:
-            values = device.run_modules(values if isinstance(values, (tuple, list, dict)) else (values,))
+            values = device.run_modules(values if isinstance(values, (tuple, list, Mapping)) else (values,))
     queues.reset_intermediates()  # the compile pass is not a user forward
     _state["output_queue"] = output_queue if output_queue is not None else queue.Queue()
     _state["initialized"] = True
@@ -125,5 +126,11 @@ _module.set_runner(run_module)
 
 
 def detect_available_devices() -> list:
-    """No Tenstorrent hardware is ever attached to the simulator."""
-    return []
+    """The simulated chips, one BackendDevice each: those of the board `device_config` names
+    (set_configuration_options(device_config=...)), the default board wh_n150 when none is set,
+    so a script's `detect_available_devices()[0]` is the arch it will run on. Never empty."""
+    from .. import config
+    from ..perf.boards import get_board
+
+    board = get_board(config._get_global_compiler_config().device_config)
+    return [board.arch] * board.chips

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,11 +63,12 @@ class ImportedModel:
 
 
 def split_samples(samples) -> tuple[tuple, dict]:
-    """A lone dict stands for keyword inputs, as in PyBuda's `push_to_inputs({...})`."""
-    if isinstance(samples, dict):
+    """A lone Mapping (a dict, a tokenizer's BatchEncoding) stands for keyword inputs, as in PyBuda's
+    `push_to_inputs({...})`."""
+    if isinstance(samples, Mapping):
         return (), dict(samples)
     samples = tuple(samples)
-    if len(samples) == 1 and isinstance(samples[0], dict):
+    if len(samples) == 1 and isinstance(samples[0], Mapping):
         return (), dict(samples[0])
     return samples, {}
 
