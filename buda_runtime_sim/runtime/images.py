@@ -230,7 +230,7 @@ def target_of(device) -> dict:
     if board.arch != device.arch:
         raise ValueError(f"device_config {board.name} is a {board.arch.value} board but TTDevice {device.name} has "
                          f"arch {device.arch.value}; pass arch={board.arch} to TTDevice (or another device_config)")
-    descriptor = config.other_options.get("backend_device_descriptor_path")
+    descriptor = config.backend_device_descriptor_path or None
     if descriptor is not None and not Path(descriptor).is_file():
         raise FileNotFoundError(f"backend_device_descriptor_path {descriptor} does not exist")
     return {"name": device.name, "arch": device.arch.value, "devtype": device.devtype.value,
