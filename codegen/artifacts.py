@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,21 @@ class GeneratedFiles:
 
     def all(self) -> list[Path]:
         return [self.source, self.params, self.manifest]
+
+
+def content_digest(graphs: list[ModuleGraph], salt: str = "") -> str:
+    """SHA-256 of what a compile generates (source, op shapes, weights) plus `salt` (options, model
+    name): names the folder the modules are written to, so two different compiles never share a
+    file and the same compile always lands in the same place."""
+    digest = hashlib.sha256(salt.encode())
+    for graph in graphs:
+        digest.update(render(replace(graph, module_name=""), "").encode())
+        digest.update(json.dumps([asdict(op) for op in graph.ops], sort_keys=True, default=str).encode())
+        for name, value in {**graph.parameters, **graph.constants}.items():
+            array = np.ascontiguousarray(value)
+            digest.update(f"{name}:{array.dtype}:{array.shape}".encode())
+            digest.update(array.reshape(-1).view(np.uint8))
+    return digest.hexdigest()
 
 
 def sha256(path: Path) -> str:

@@ -1,39 +1,84 @@
-"""Importing a generated module file and instantiating its PyBudaModule with its weights."""
+"""Importing a generated module file and instantiating its PyBudaModule with its weights.
+
+A loaded module is pinned to the file contents it was imported from: `changed_files()` tells
+when a file on disk no longer holds them (a hand edit, another compile), so the caller can
+refuse or re-import instead of silently running different code.
+"""
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import itertools
-import sys
+import os
+import types
+from dataclasses import dataclass
 from pathlib import Path
 
-from .artifacts import GeneratedFiles, read_manifest, read_params
+from .artifacts import GeneratedFiles, read_manifest, read_params, sha256
 
 _counter = itertools.count()
 
 
-def import_source(path: Path):
-    """Import a .py file as a fresh module object (a hand edit is seen on every call)."""
+def import_source(path: Path, text: bytes | None = None):
+    """Execute a generated module's source (`text`, else the file) as a fresh module object."""
     path = Path(path)
-    module_name = f"_tvm_buda_generated.{path.stem}_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(module_name, None)
+    text = path.read_bytes() if text is None else text
+    module = types.ModuleType(f"_tvm_buda_generated.{path.stem}_{next(_counter)}")
+    module.__file__ = str(path)
+    exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - our own generated code
     return module
 
 
+def _stat(path: Path):
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+@dataclass
+class FilePin:
+    """A file's content as it was when loaded: SHA-256, and the stat that proves it unchanged cheaply."""
+
+    path: Path
+    digest: str
+    stat: tuple
+
+    def changed(self) -> bool:
+        """True when the file holds other content now (a missing file is not a change: the loaded
+        module no longer needs it)."""
+        try:
+            stat = _stat(self.path)
+        except FileNotFoundError:
+            return False
+        if stat == self.stat:
+            return False
+        if sha256(self.path) != self.digest:
+            return True
+        self.stat = stat  # rewritten with the same content (another compile of the same model)
+        return False
+
+
+class LoadedModule:
+    """A generated PyBudaModule, instantiated with its weights (`params` when the caller already
+    holds them, else from the safetensors file beside the source), pinned to its files."""
+
+    def __init__(self, files: GeneratedFiles, params: dict | None = None):
+        manifest = read_manifest(files)
+        source_stat = _stat(files.source)
+        text = files.source.read_bytes()
+        params_stat = _stat(files.params)
+        cls = getattr(import_source(files.source, text), manifest["class_name"], None)
+        if cls is None:
+            raise ImportError(f"{files.source} no longer defines class {manifest['class_name']}")
+        self.instance = cls()
+        self.instance.load_parameter_dict(params if params is not None else read_params(files))
+        params_digest = manifest["checksums"].get(files.params.name) or sha256(files.params)
+        self.pins = [FilePin(files.source, hashlib.sha256(text).hexdigest(), source_stat),
+                     FilePin(files.params, params_digest, params_stat)]
+
+    def changed_files(self) -> list[Path]:
+        return [pin.path for pin in self.pins if pin.changed()]
+
+
 def load_module(files: GeneratedFiles, params: dict | None = None):
-    """Instantiate the generated PyBudaModule and load its parameters and constants (from `params`
-    when the caller already holds them, else from the safetensors file beside the source)."""
-    manifest = read_manifest(files)
-    source = import_source(files.source)
-    cls = getattr(source, manifest["class_name"], None)
-    if cls is None:
-        raise ImportError(f"{files.source} no longer defines class {manifest['class_name']}")
-    instance = cls()
-    instance.load_parameter_dict(params if params is not None else read_params(files))
-    return instance
+    """The generated PyBudaModule instance (unpinned; see LoadedModule)."""
+    return LoadedModule(files, params).instance

@@ -13,7 +13,7 @@ from .target import PIPELINE_NAME, TARGET_TAG
 
 
 def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledModel:
-    state = BuildState(config, imported.name, imported.params, imported.framework)
+    state = BuildState(config, imported.name, imported.params, imported.framework, links_vm=True)
     with active_build(state):
         try:
             executable = tvm.compile(imported.mod, target=TARGET_TAG, relax_pipeline=PIPELINE_NAME)

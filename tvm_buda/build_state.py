@@ -25,6 +25,7 @@ class BuildState:
     model_name: str = "module"
     params: dict[str, np.ndarray] = field(default_factory=dict)  # main parameter name -> value
     framework: str = "relax"
+    links_vm: bool = False   # tvm_buda makes the VM itself, so subgraph symbols need no lasting registration
     # Filled in by the pipeline:
     partitioned: object = None                       # IRModule after partitioning (for reports)
     subgraphs: list = field(default_factory=list)    # (DeviceSubgraph, ModuleGraph), in call order

@@ -12,6 +12,7 @@ from buda_runtime_sim import context
 from buda_runtime_sim.config import CompilerConfig, _get_global_compiler_config
 from buda_runtime_sim.framework_tensors import to_framework
 
+from .device_runtime import linked
 from .frontends.imported import ImportedModel, to_numpy
 from .input_checks import check_indices
 from .partition_summary import PartitionSummary
@@ -41,7 +42,8 @@ class CompiledModel:
         self.cache_key = cache_key
         self.index_limits = dict(index_limits or {})
         self.weight_names = list(weight_names)
-        self.vm = relax.VirtualMachine(executable, tvm.cpu())
+        with linked([subgraph for subgraph, _ in subgraphs]):
+            self.vm = relax.VirtualMachine(executable, tvm.cpu())
         self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
         self.exec_context = context.ExecutionContext(numerics=config.numerics())
 

@@ -1,46 +1,65 @@
 """Running a device subgraph when the Relax VM calls it.
 
-`relax.ext.buda` registers one global packed function per subgraph symbol. The VM calls it in
-destination-passing style (inputs..., outputs...); we run the generated PyBudaModule on the
-simulator and copy its results into the VM's output tensors.
+The VM calls each subgraph in destination-passing style (inputs..., outputs...) through a global
+packed function of the subgraph's symbol; we run the generated PyBudaModule on the simulator and
+copy its results into the VM's output tensors. The VM resolves those functions when it is
+created, so `linked()` registers them only for that moment: afterwards the VM alone holds them and
+dropping the compiled model releases them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 import tvm
+import tvm_ffi
 
-from buda_runtime_sim import context
+from buda_runtime_sim import context, env
 from buda_runtime_sim.tensor import Tensor
-from codegen import GeneratedFiles, load_module
+from codegen import GeneratedFiles, LoadedModule
 
-_REGISTRY: dict[str, "DeviceSubgraph"] = {}
-_lock = threading.Lock()
+from .build_state import current_build
+
+_link_lock = threading.RLock()
 
 
-@dataclass
+@dataclass(eq=False)
 class DeviceSubgraph:
     symbol: str
     files: GeneratedFiles
     arg_roles: list[tuple[str, str, str]]   # (kind, name in the module, name in the host graph)
     num_outputs: int
     preloaded: dict | None = field(default=None, repr=False)  # weights already in memory, by module name
-    _module: object = field(default=None, repr=False)
+    _loaded: LoadedModule | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self):
+        self._loaded = LoadedModule(self.files, self.preloaded)  # the code this model was compiled with
 
     @property
     def module(self):
-        """The generated PyBudaModule, imported on first use (or after `reload`)."""
-        if self._module is None:
-            self._module = load_module(self.files, self.preloaded)
-        return self._module
+        """The generated PyBudaModule this subgraph runs (imported when the model was compiled).
+
+        If its file changed on disk since, PYBUDA_RELOAD_GENERATED_MODULES=1 re-imports it; without
+        the flag that is an error rather than a silent change of function."""
+        with self._lock:
+            changed = self._loaded.changed_files()
+            if changed:
+                if env.RELOAD_GENERATED_MODULES.get_int() != 1:
+                    raise RuntimeError(
+                        f"{', '.join(map(str, changed))} changed on disk since this model was compiled; set "
+                        f"PYBUDA_RELOAD_GENERATED_MODULES=1 to run the edited file, or compile the model again")
+                self._loaded = LoadedModule(self.files, self.preloaded if self.files.params not in changed else None)
+            return self._loaded.instance
 
     def reload(self) -> None:
-        """Re-import the source and re-read the weights file on the next call (hand edits)."""
-        self._module = None
-        self.preloaded = None
+        """Re-import the source and re-read the weights file now (hand edits)."""
+        with self._lock:
+            self.preloaded = None
+            self._loaded = LoadedModule(self.files)
 
     def __call__(self, *args) -> None:
         n_in = len(self.arg_roles)
@@ -69,24 +88,35 @@ class DeviceSubgraph:
 
 
 def register(subgraph: DeviceSubgraph) -> None:
-    """Make the subgraph callable by the VM under its symbol (a global packed function)."""
-    with _lock:
-        _REGISTRY[subgraph.symbol] = subgraph
+    """Make the subgraph callable under its symbol for the rest of the process (plain `tvm.compile`,
+    whose caller creates the VM later; tvm_buda's own builds use `linked`)."""
+    with _link_lock:
         tvm.register_global_func(subgraph.symbol, subgraph, override=True)
 
 
-def lookup(symbol: str) -> DeviceSubgraph:
-    try:
-        return _REGISTRY[symbol]
-    except KeyError:
-        raise RuntimeError(f"no generated module is registered for device function {symbol}") from None
+@contextlib.contextmanager
+def linked(subgraphs):
+    """Register the subgraphs' symbols while the block creates a Relax VM (which resolves and keeps
+    them), then remove them, so no global registry keeps a dropped model alive."""
+    with _link_lock:
+        for subgraph in subgraphs:
+            tvm.register_global_func(subgraph.symbol, subgraph, override=True)
+        try:
+            yield
+        finally:
+            for subgraph in subgraphs:
+                tvm_ffi.remove_global_func(subgraph.symbol)
 
 
 def _ext_buda(functions, options, constant_names):
-    """RunCodegen's hook. BudaCodegen already registered every subgraph symbol as a global packed
-    function, so there is no runtime module to return; this checks none was missed."""
+    """RunCodegen's hook. BudaCodegen already generated every subgraph (and, for a plain
+    `tvm.compile`, registered its symbol), so there is no runtime module to return; this checks
+    none was missed."""
+    built = {sub.symbol for sub, _ in current_build().subgraphs}
     for func in functions:
-        lookup(str(func.attrs["global_symbol"]))
+        symbol = str(func.attrs["global_symbol"])
+        if symbol not in built and tvm.get_global_func(symbol, allow_missing=True) is None:
+            raise RuntimeError(f"no generated module is registered for device function {symbol}")
     return []
 
 

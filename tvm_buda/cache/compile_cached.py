@@ -20,7 +20,7 @@ from buda_runtime_sim import env
 from codegen import GeneratedFiles, read_graph
 from codegen.artifacts import read_params
 
-from ..device_runtime import DeviceSubgraph, register
+from ..device_runtime import DeviceSubgraph
 from ..frontends.imported import ImportedModel, TensorSpec
 from ..partition_summary import PartitionSummary
 from .key import cache_key, model_fingerprint
@@ -106,6 +106,7 @@ def _manifest_extra(compiled) -> dict:
         "output_structure": sig.output_structure,
         "output_names": list(sig.output_names),
         "weight_names": compiled.weight_names,
+        "module_dir": compiled.subgraphs[0][0].files.source.parent.name if compiled.subgraphs else "",
         "subgraphs": [
             {"symbol": sub.symbol, "module_name": graph.module_name, "arg_roles": [list(r) for r in sub.arg_roles],
              "num_outputs": sub.num_outputs}
@@ -121,7 +122,7 @@ def _load(entry: Entry, config, copy_modules: bool):
     from ..compiled_model import CompiledModel
 
     m = entry.manifest
-    out_dir = Path(config.generated_modules_dir)
+    out_dir = Path(config.generated_modules_dir) / m.get("module_dir", "")  # the compile's own folder
     subgraphs = []
     for sg in m["subgraphs"]:
         files = GeneratedFiles.for_module(out_dir, sg["module_name"])
@@ -132,7 +133,6 @@ def _load(entry: Entry, config, copy_modules: bool):
                                "compile once without the reload flag to generate it")
         sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"],
                              preloaded=read_params(files))
-        register(sub)
         subgraphs.append((sub, read_graph(files)))
     weights = load_weights(entry)
     for source, (index, local) in module_weight_sources(subgraphs).items():
