@@ -17,7 +17,7 @@ from codegen import GeneratedFiles, read_graph
 from codegen.artifacts import read_safetensors
 
 from ..cache.store import module_weight_sources
-from ..device_runtime import DeviceSubgraph, register
+from ..device_runtime import DeviceSubgraph
 from ..frontends.imported import ImportedModel, TensorSpec
 from ..partition_summary import PartitionSummary
 from .numerics_json import numerics_from_dict
@@ -50,7 +50,6 @@ def load_model(image, entry: dict):
             raise ImageError(f"{image.path}: {sg['params']}: {exc}") from None
         sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"],
                              preloaded=values)
-        register(sub)
         subgraphs.append((sub, read_graph(files)))
     weights = read_safetensors(image.member(entry["host_weights"]))
     for source, (index, local) in module_weight_sources(subgraphs).items():
