@@ -175,6 +175,15 @@ def _cache_clear(args) -> int:
     return 0
 
 
+def _perf_analyzer(args) -> int:
+    from pybuda.tools.perf_analysis import main as analyzer
+
+    argv = [args.report] if args.report else []
+    argv += ["-n", args.netlist] if args.netlist else []
+    argv += ["--load", args.load] if args.load else []
+    return analyzer(argv)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tvm-buda", description="Compile and run models on a simulated Tenstorrent device.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -194,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
     report_p.add_argument("--microbatch", type=int, help="samples per microbatch (default: the compiled batch)")
     report_p.add_argument("--out", default="perf_report", help="directory for report.json and placement PNGs")
     report_p.set_defaults(func=_report)
+
+    analyzer = sub.add_parser("perf-analyzer", help="browse a perf report in the terminal (epochs, slowest ops)")
+    analyzer.add_argument("report", nargs="?", help="a <model>_perf.json written by `tvm-buda report` or PerfReport.save")
+    analyzer.add_argument("-n", "--netlist", help="model name: finds <name>_perf.json in ., perf/, reportify/")
+    analyzer.add_argument("--load", help="data saved with `python -m pybuda.tools.perf_analysis --save`")
+    analyzer.set_defaults(func=_perf_analyzer)
 
     cache = sub.add_parser("cache", help="inspect and clear the TVM cache (PYBUDA_ENABLE_TVM_CACHE)")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)

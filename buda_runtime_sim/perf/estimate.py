@@ -7,7 +7,7 @@ import math
 from .balancer import balance
 from .boards import PCIE_D2H_BYTES_PER_S, PCIE_H2D_BYTES_PER_S
 from .config import PlacementConfig
-from .ops import OpGraph, is_known, tensor_tiles
+from .ops import OpGraph, is_known, tensor_bytes, tensor_tiles
 from .prepare import EDGE_TM, FOLDED, PLACED, prepare
 from .report import EpochRow, OpRow, PerfReport, TransferRow
 
@@ -49,7 +49,9 @@ def _op_row(p, placement) -> OpRow:
     placed_op = p.role == PLACED        # tiles of a placed op: of its work matrix (a conv's im2col output)
     row = OpRow(op.name, op.op_type, p.geom.kind if placed_op else p.role, None,
                 p.geom.out_tiles if placed_op else tensor_tiles(op.output_shape),
-                op.data_format.name, op.math_fidelity.name, note=NOTES.get(p.role, ""))
+                op.data_format.name, op.math_fidelity.name, note=NOTES.get(p.role, ""),
+                input_bytes=sum(tensor_bytes(s, op.data_format) for s in op.input_shapes if s),
+                output_bytes=tensor_bytes(op.output_shape, op.data_format) if op.output_shape else 0)
     if placement is None:
         return row
     r, c = placement.grid

@@ -28,6 +28,8 @@ class OpRow:
     row: int | None = None             # top-left core of its grid
     col: int | None = None
     note: str = ""
+    input_bytes: int = 0               # per run: what the op reads (tile-padded, in its format)
+    output_bytes: int = 0              # per run: what it writes
 
 
 @dataclass

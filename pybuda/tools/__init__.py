@@ -1,1 +1,1 @@
-"""PyBuda's tools (`pybuda.tools.tti_merge`, ...)."""
+"""PyBuda tools: perf_analysis (terminal perf analyzer), tti_merge (merge device images)."""
