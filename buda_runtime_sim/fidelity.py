@@ -149,6 +149,22 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     return accumulate(out, accumulate_df)
 
 
+def matmul_operand_slices(x, role: str, fidelity) -> list[np.ndarray]:
+    """One matmul operand's slices, in phase-term order: `sum_i op(srcb[i], srca[i])` over the two
+    operands' lists is the product at `fidelity` for any bilinear `op` (matmul, convolution), since
+    every partial product is exact in float32. role: "srcb" (the first matmul input, activations)
+    or "srca" (the second, weights). HiFi3 has two terms (full x full - low x low), the rest one."""
+    operand, phases = _Operand(x), _phases(fidelity)
+    if role not in ("srca", "srcb"):
+        raise ValueError(f"role must be 'srca' or 'srcb', got {role!r}")
+    if phases == 3:
+        if role == "srca":
+            return list(operand.split(_SRCA_FULL, _SRCA_HI, 0)[1:])
+        return list(operand.split(_TF32, _SRCB_HI, 0, negate_low=True)[1:])
+    masks = {1: (_SRCA_HI, _SRCB_HI), 2: (_SRCA_FULL, _SRCB_HI), 4: (_SRCA_FULL, _TF32)}[phases]
+    return [operand.masked(masks[0] if role == "srca" else masks[1])]
+
+
 def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity) -> np.ndarray:
     """a * b (broadcasting) at `fidelity`: `a` is the SrcA operand (5-bit slices), `b` SrcB (7-bit)."""
     terms = _phase_terms(_Operand(a), _Operand(b), _phases(fidelity))

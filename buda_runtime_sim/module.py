@@ -59,14 +59,22 @@ class Parameter:
             self._value = rng.random(self.shape, dtype=np.float32)
         return self._value
 
-    def device_tensor(self, data_format: DataFormat) -> Tensor:
-        """The parameter as stored on the device in `data_format` (converted once, then reused)."""
+    def device_tensor(self, data_format: DataFormat, layout=None) -> Tensor:
+        """The parameter as stored on the device in `data_format` (converted once, then reused).
+        `layout` (hashable, array -> array) is how the device holds it when an op keeps its weights
+        in another shape, e.g. a conv kernel as a matrix; the host value keeps its own shape."""
         df = self.dev_data_format if self.dev_data_format is not None else data_format
-        if df not in self._device_copies:
-            tensor = Tensor.from_array(self.value(), df)
+        key = df if layout is None else (df, layout)
+        if key not in self._device_copies:
+            value = self.value() if layout is None else layout(self.value())
+            tensor = Tensor.from_array(value, df)
             tensor.padded.flags.writeable = False  # shared by every run: kernels may cache derived data
-            self._device_copies[df] = tensor
-        return self._device_copies[df]
+            self._device_copies[key] = tensor
+        return self._device_copies[key]
+
+    def device_bytes(self) -> int:
+        """Bytes of every copy the device holds (tile-padded storage, float32 in the simulator)."""
+        return sum(t.padded.nbytes for t in self._device_copies.values())
 
     def __repr__(self) -> str:
         return f"Parameter({self._name}, shape={self.shape})"

@@ -8,6 +8,7 @@ from typing import Callable
 import tvm
 from tvm import relax
 
+from .channels_last_convs import ConvsChannelsLast
 from .collapse_sum_as_sum import CollapseSumAsSum
 from .decompose_elementwise import DecomposeElementwise
 from .decompose_shapes import DecomposeStackAndAdaptivePool
@@ -85,8 +86,12 @@ def buda_pass_pipeline() -> PassPipeline:
             # layouts
             NamedPass("prepare_conv_layouts", PrepareConvLayouts,
                       "TFLite's HWIO/HWOI kernels as OIHW; NHWC data runs as is (channel_last)"),
+            NamedPass("convs_channels_last", ConvsChannelsLast,
+                      "conv regions in NHWC (channels as tile columns), one transpose at each end of a region"),
+            NamedPass("simplify_channels_last_chains", SimplifyLayoutChains,
+                      "bias and batch-norm vectors reshaped then permuted are one reshape"),
             NamedPass("fold_weight_permutes", relax.transform.FoldConstant,
-                      "weights permuted by prepare_conv_layouts are constants again"),
+                      "weights permuted by prepare_conv_layouts and constants moved to NHWC are constants again"),
             NamedPass("guard_take_indices", GuardTakeIndices,
                       "out-of-range ids must never reach take's unchecked fast mode"),
             NamedPass("dead_code_elimination", relax.transform.DeadCodeElimination,

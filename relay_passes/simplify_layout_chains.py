@@ -1,7 +1,8 @@
 """SimplifyLayoutChains: collapse chains of data movement that importers leave behind.
 
 reshape(reshape(x)) -> one reshape; a reshape or broadcast_to to the shape x already has -> x;
-permute_dims(permute_dims(x)) -> one permute_dims (none if it is the identity). Every op removed
+permute_dims(permute_dims(x)) -> one permute_dims (none if it is the identity); a permute_dims
+that only moves dims of size 1 (a bias moved to NHWC) -> a reshape. Every op removed
 is a device op (and a tile relayout) saved, and BERT's attention alone carries several.
 """
 
@@ -15,6 +16,14 @@ from .scalars import static_shape
 def _axes(call: relax.Call) -> list[int]:
     ndim = call.args[0].ty.ndim
     return [int(a) for a in call.attrs.axes] if call.attrs.axes is not None else list(reversed(range(ndim)))
+
+
+def _moves_only_unit_dims(shape, axes: list[int]) -> bool:
+    """A permutation that keeps every dim of size > 1 in order moves no data: it is a reshape."""
+    if shape is None:
+        return False
+    kept = [a for a in axes if shape[a] != 1]
+    return kept == sorted(kept)
 
 
 @function_pass(opt_level=0, name="SimplifyLayoutChains")
@@ -44,6 +53,9 @@ class SimplifyLayoutChains:
                 axes = [inner[a] for a in axes]
             if axes == list(range(len(axes))):
                 return x
+            out_shape = static_shape(call)
+            if out_shape is not None and _moves_only_unit_dims(static_shape(x), axes):
+                return relax.op.reshape(x, out_shape)
             return relax.op.permute_dims(x, axes) if root is self.permute_chain else expr
         shape = static_shape(call)
         if shape is not None and shape == static_shape(x):

@@ -1,98 +1,167 @@
-"""Convolutions as the device runs them: im2col, then a matmul through the fidelity model.
+"""Convolutions as the device runs them: windows of channels-last activations times the
+[kH*kW*Cin/g, Cout] weight matrix (conv_weights.py), through the fidelity model.
 
-Activations are NCHW (NHWC with channel_last); weights are (Cout, Cin/groups, kH, kW) for
-Conv2d and (Cin, Cout/groups, kH, kW) for Conv2dTranspose (PyTorch's layouts). A transposed
-convolution is the ordinary convolution of the stride-dilated input with the flipped kernel.
+Activations are NCHW (NHWC with channel_last). Weights are that matrix (with `kernel_size`), as a
+parameter reaches the op, or a framework kernel: (Cout, Cin/groups, kH, kW) for Conv2d,
+(Cin, Cout/groups, kH, kW) for Conv2dTranspose (PyTorch's layouts), converted on each call.
+
+Arithmetic: torch's convolution runs once per fidelity phase term on the sliced operands
+(activations are SrcB, weights SrcA, as in a matmul). Every partial product is exact in float32,
+so the sum of those convolutions is the phase sum the matrix unit makes, the same re-association
+`fidelity_matmul` uses for GEMMs; the sum is then rounded to the accumulation format. A transposed
+convolution is the ordinary convolution of the stride-spread input with the flipped kernel.
 """
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
+from ..dataformat import MathFidelity
+from ..fidelity import accumulate, matmul_operand_slices
 from .common import OpArgumentError, result
-from .matmul import matmul_with_fidelity
+from .conv_weights import matrix_as_kernel, weight_matrix
 from .registry import kernel
-from .window import Window, from_channel_first, make_window, pad_spatial, pair, to_channel_first
+from .window import Window, make_window, pair
+
+# id(read-only weight storage) -> (weakref, {fidelity: torch kernels per phase term}): a parameter's
+# slices are cut once, like fidelity_matmul's weight splits.
+_KERNEL_SLICES: dict[int, tuple] = {}
 
 
-def convolve(x: np.ndarray, weights: np.ndarray, window: Window, groups: int, numerics) -> np.ndarray:
-    """NCHW x (N, C, H, W) conv weights (Cout, C/groups, kH, kW) -> (N, Cout, oH, oW)."""
+def _weight_slices(weights, kernel_size, transposed: bool, groups: int, fidelity):
+    """Torch (Cout, Cin/g, kH, kW) kernels of the weight's SrcA slices, one per phase term."""
     import torch
 
-    n, channels, height, width = x.shape
-    out_channels = weights.shape[0]
-    out_h, out_w = window.output_size(height, width)
-    padded = np.ascontiguousarray(pad_spatial(x, window.pad, 0.0), dtype=np.float32)
-    columns = torch.nn.functional.unfold(
-        torch.from_numpy(padded), kernel_size=window.kernel, dilation=window.dilation, stride=window.stride
-    ).numpy()  # (N, C*kH*kW, L), channel-major like the weights
-    depth = channels // groups * window.kernel[0] * window.kernel[1]
-    columns = columns.reshape(n, groups, depth, out_h * out_w).transpose(0, 1, 3, 2)  # (N, G, L, K)
-    matrix = weights.reshape(groups, out_channels // groups, depth).transpose(0, 2, 1)  # (G, K, Cout/G)
-    product = matmul_with_fidelity(columns, np.broadcast_to(matrix, (n,) + matrix.shape), numerics)
-    return product.transpose(0, 1, 3, 2).reshape(n, out_channels, out_h, out_w)
+    fidelity = MathFidelity.parse(fidelity)
+    padded = weights.padded
+    cacheable = not padded.flags.writeable and weights.ndim == 2
+    entry = _KERNEL_SLICES.get(id(padded)) if cacheable else None
+    if entry is not None and entry[0]() is padded and fidelity in entry[1]:
+        return entry[1][fidelity]
+    if weights.ndim == 2:
+        matrix = weights.logical()
+    else:
+        matrix = weight_matrix(weights.logical(), transposed, groups)
+        kernel_size = weights.shape[2:]
+    slices = [torch.from_numpy(np.ascontiguousarray(matrix_as_kernel(part, kernel_size)))
+              for part in matmul_operand_slices(matrix, "srca", fidelity)]
+    if cacheable:
+        if entry is None or entry[0]() is not padded:
+            key = id(padded)
+            entry = (weakref.ref(padded, lambda _, key=key: _KERNEL_SLICES.pop(key, None)), {})
+            _KERNEL_SLICES[key] = entry
+        entry[1][fidelity] = slices
+    return slices
 
 
-def _operands(inputs, attrs, op: str):
-    """Activations as NCHW float32 (batch added when 3-D), weights, bias, and how to restore the layout."""
-    channel_last = bool(attrs.get("channel_last", False))
+def _activations(inputs, channel_last: bool):
+    """Logical activations with a batch dim, whether it was added, and their (C, H, W)."""
     x = inputs[0].logical()
     if x.ndim not in (3, 4):
         raise OpArgumentError("activations", f"must be 3-D or 4-D, got shape {inputs[0].shape}")
     batched = x.ndim == 4
-    x = to_channel_first(x if batched else x[None], channel_last)
-    weights = inputs[1].logical()
-    if weights.ndim != 4:
-        raise OpArgumentError("weights", f"must be 4-D ({op} kernel), got shape {inputs[1].shape}")
-    bias = inputs[2].logical().reshape(-1) if len(inputs) > 2 else None
+    x = x if batched else x[None]
+    c, h, w = (x.shape[3], x.shape[1], x.shape[2]) if channel_last else x.shape[1:]
+    return x, batched, (c, h, w)
 
-    def finish(out: np.ndarray) -> np.ndarray:
-        if bias is not None:
-            if bias.size != out.shape[1]:
-                raise OpArgumentError("bias", f"must hold {out.shape[1]} values (one per output channel), "
-                                              f"got shape {inputs[2].shape}")
-            out = out + bias.reshape(1, -1, 1, 1)
-        out = from_channel_first(out, channel_last)
-        return out if batched else out[0]
 
-    return x, weights, finish
+def _kernel_size(inputs, attrs, op: str) -> tuple[int, int]:
+    weights = inputs[1]
+    if weights.ndim == 4:
+        return tuple(weights.shape[2:])
+    if weights.ndim == 2 and attrs.get("kernel_size") is not None:
+        return pair(attrs["kernel_size"], "kernel_size")
+    raise OpArgumentError("weights", f"must be a 4-D {op} kernel, or a 2-D [kH*kW*Cin/groups, Cout] matrix with "
+                                     f"kernel_size given; got shape {weights.shape}")
+
+
+def _check_shapes(inputs, channels: int, kernel_size, transposed: bool, groups: int) -> None:
+    """The weights must fit the activations' channels in `groups`."""
+    weights = inputs[1]
+    if groups < 1 or channels % groups:
+        ok = False
+    elif weights.ndim == 2:
+        rows, cout = weights.shape
+        ok = rows == kernel_size[0] * kernel_size[1] * channels // groups and cout % groups == 0
+    elif transposed:
+        ok = weights.shape[0] == channels
+    else:
+        ok = weights.shape[1] * groups == channels and weights.shape[0] % groups == 0
+    if not ok:
+        raise OpArgumentError("weights", f"of shape {weights.shape} do not fit {channels} input channels "
+                                         f"in {groups} group(s)")
+
+
+def _convolve(x: np.ndarray, kernels, window: Window, groups: int, channel_last: bool, numerics,
+              spread: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """Sum over phase terms of conv2d(SrcB slice of x, SrcA slice of the weights), accumulated."""
+    import torch
+    import torch.nn.functional as F
+
+    left, right, top, bottom = window.pad
+    symmetric = left == right and top == bottom and min(window.pad) >= 0
+    total = None
+    for part, kernel_part in zip(matmul_operand_slices(x, "srcb", numerics.math_fidelity), kernels):
+        t = torch.from_numpy(part)
+        t = t.permute(0, 3, 1, 2) if channel_last else t
+        if spread != (1, 1):
+            n, c, h, w = t.shape
+            spread_t = t.new_zeros((n, c, (h - 1) * spread[0] + 1, (w - 1) * spread[1] + 1))
+            spread_t[:, :, :: spread[0], :: spread[1]] = t
+            t = spread_t
+        if not symmetric:
+            t = F.pad(t, (left, right, top, bottom))
+        y = F.conv2d(t, kernel_part, None, window.stride, (top, left) if symmetric else 0, window.dilation, groups)
+        total = y if total is None else total.add_(y)
+    out = total.permute(0, 2, 3, 1) if channel_last else total
+    return accumulate(out.numpy(), numerics.accumulate_df)
+
+
+def _finish(out: np.ndarray, inputs, batched: bool, channel_last: bool, numerics):
+    if len(inputs) > 2:
+        bias = inputs[2].logical().reshape(-1)
+        channels = out.shape[-1] if channel_last else out.shape[1]
+        if bias.size != channels:
+            raise OpArgumentError("bias", f"must hold {channels} values (one per output channel), "
+                                          f"got shape {inputs[2].shape}")
+        out = out + (bias if channel_last else bias.reshape(-1, 1, 1))
+    return result(out if batched else out[0], numerics)
 
 
 @kernel("Conv2d")
 def conv2d(inputs, attrs, numerics):
-    x, weights, finish = _operands(inputs, attrs, "Conv2d")
+    channel_last = bool(attrs.get("channel_last", False))
     groups = int(attrs.get("groups", 1))
-    channels = x.shape[1]
-    if channels % groups or weights.shape[0] % groups or weights.shape[1] * groups != channels:
-        raise OpArgumentError("weights", f"of shape {inputs[1].shape} do not fit {channels} input channels "
-                                         f"in {groups} group(s)")
-    window = make_window(weights.shape[2:], attrs.get("stride", 1), attrs.get("dilation", 1),
-                         attrs.get("padding", "same"), *x.shape[2:])
-    return result(finish(convolve(x, weights, window, groups, numerics)), numerics)
+    x, batched, (channels, height, width) = _activations(inputs, channel_last)
+    kernel_size = _kernel_size(inputs, attrs, "Conv2d")
+    _check_shapes(inputs, channels, kernel_size, False, groups)
+    window = make_window(kernel_size, attrs.get("stride", 1), attrs.get("dilation", 1),
+                         attrs.get("padding", "same"), height, width)
+    window.output_size(height, width)  # a kernel larger than the padded input is a clear error
+    kernels = _weight_slices(inputs[1], kernel_size, False, groups, numerics.math_fidelity)
+    out = _convolve(x, kernels, window, groups, channel_last, numerics)
+    return _finish(out, inputs, batched, channel_last, numerics)
 
 
 @kernel("Conv2dTranspose")
 def conv2d_transpose(inputs, attrs, numerics):
-    x, weights, finish = _operands(inputs, attrs, "Conv2dTranspose")
+    channel_last = bool(attrs.get("channel_last", False))
     groups = int(attrs.get("groups", 1))
-    n, channels, height, width = x.shape
-    if weights.shape[0] != channels or channels % groups:
-        raise OpArgumentError("weights", f"of shape {inputs[1].shape} do not fit {channels} input channels "
-                                         f"in {groups} group(s)")
-    kernel_hw = weights.shape[2:]
+    x, batched, (channels, _, _) = _activations(inputs, channel_last)
+    kernel_size = _kernel_size(inputs, attrs, "Conv2dTranspose")
+    _check_shapes(inputs, channels, kernel_size, True, groups)
     stride, dilation = pair(attrs.get("stride", 1), "stride"), pair(attrs.get("dilation", 1), "dilation")
     extra_h, extra_w = pair(attrs.get("output_padding", 0), "output_padding")
-    left, right, top, bottom = _transposed_padding(attrs.get("padding", "same"), kernel_hw, stride, dilation)
+    left, right, top, bottom = _transposed_padding(attrs.get("padding", "same"), kernel_size, stride, dilation)
     # Spread the input out by the stride, then pad so a stride-1 convolution yields every output.
-    spread = np.zeros((n, channels, (height - 1) * stride[0] + 1, (width - 1) * stride[1] + 1), np.float32)
-    spread[:, :, :: stride[0], :: stride[1]] = x
-    ext_h, ext_w = (d * (k - 1) for k, d in zip(kernel_hw, dilation))
-    window = Window(tuple(kernel_hw), (1, 1), dilation,
+    ext_h, ext_w = (d * (k - 1) for k, d in zip(kernel_size, dilation))
+    window = Window(tuple(kernel_size), (1, 1), dilation,
                     (ext_w - left, ext_w - right + extra_w, ext_h - top, ext_h - bottom + extra_h))
-    per_group = weights.reshape((groups, channels // groups) + weights.shape[1:])
-    flipped = np.flip(per_group.swapaxes(1, 2), axis=(-2, -1))  # (G, Cout/G, Cin/G, kH, kW)
-    conv_weights = np.ascontiguousarray(flipped).reshape((-1, channels // groups) + tuple(kernel_hw))
-    return result(finish(convolve(spread, conv_weights, window, groups, numerics)), numerics)
+    kernels = _weight_slices(inputs[1], kernel_size, True, groups, numerics.math_fidelity)
+    out = _convolve(x, kernels, window, groups, channel_last, numerics, spread=stride)
+    return _finish(out, inputs, batched, channel_last, numerics)
 
 
 def _transposed_padding(padding, kernel_hw, stride, dilation) -> tuple[int, int, int, int]:

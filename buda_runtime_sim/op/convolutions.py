@@ -1,11 +1,15 @@
 """Convolutions and pooling (PyBuda API reference, "Convolutions").
 
 padding: "same" (TensorFlow's rule), "valid", an int, or (left, right, top, bottom).
+Conv weights given as a Parameter or constant are held on the device as a [kH*kW*Cin/g, Cout]
+matrix (how PyBuda lowered convolutions), not as tile-padded 3x3 slices.
 stride, dilation and kernel_size: an int or (height, width).
 """
 
 from __future__ import annotations
 
+from ..kernels.conv_weights import ConvWeightLayout
+from ..module import Constant, Parameter
 from .dispatch import pybuda_op, run_op
 from .validate import Args
 
@@ -14,10 +18,16 @@ def _conv(op_type, name, activations, weights, bias, stride, padding, dilation, 
     args = Args(op_type, name)
     if isinstance(weights, (list, tuple)):
         args.fail("weights", "as a pre-split list is internal to PyBuda's compiler; pass one weight tensor")
+    groups = args.int("groups", groups, 1)
     inputs = [activations, weights] + ([bias] if bias is not None else [])
-    return run_op(op_type, name, inputs, stride=args.int_or_pair("stride", stride),
+    layouts = {}
+    if isinstance(weights, (Parameter, Constant)) and len(weights.shape) == 4:
+        # The device holds a conv kernel as its [kH*kW*Cin/g, Cout] matrix (kernels/conv_weights.py).
+        layouts[1] = ConvWeightLayout(op_type == "Conv2dTranspose", groups)
+        extra["kernel_size"] = tuple(int(d) for d in weights.shape[2:])
+    return run_op(op_type, name, inputs, layouts, stride=args.int_or_pair("stride", stride),
                   padding=args.padding("padding", padding), dilation=args.int_or_pair("dilation", dilation),
-                  groups=args.int("groups", groups, 1), channel_last=args.bool("channel_last", channel_last), **extra)
+                  groups=groups, channel_last=args.bool("channel_last", channel_last), **extra)
 
 
 @pybuda_op

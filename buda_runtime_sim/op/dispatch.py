@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import weakref
+
+import numpy as np
 
 from .. import context
 from ..module import Constant, Module, Parameter
@@ -23,14 +26,17 @@ def pybuda_op(fn):
     return call
 
 
-def run_op(op_type: str, name, inputs: list, **attrs) -> Tensor:
+def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attrs) -> Tensor:
+    """layouts: {input index: layout} for weights the device holds in another shape (see
+    Parameter.device_tensor); applied to parameters and constants only."""
     if not isinstance(name, str):
         raise TypeError(f"{op_type}: the first argument must be the op name (a string), got {type(name).__name__}")
     ctx = context.current()
     numerics = ctx.numerics.resolve(op_type, name)
     cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
     result = cache.get(key) if cache is not None else None
-    tensors = [_as_tensor(op_type, name, i, x, numerics) for i, x in enumerate(inputs)]
+    layouts = layouts or {}
+    tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
     if result is None:
         try:
             result = get_kernel(op_type)(tensors, attrs, numerics)
@@ -56,16 +62,40 @@ def _consteval_slot(op_type: str, name: str, inputs: list, attrs: dict, numerics
     return params[0].consteval, (op_type, name, repr(sorted(attrs.items())), numerics, operands)
 
 
-def _as_tensor(op_type: str, name: str, index: int, x, numerics) -> Tensor:
+def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) -> Tensor:
     if isinstance(x, Tensor):
         return x
+    weight_df = numerics.weight_df if numerics.weight_df is not None else numerics.output_df
     if isinstance(x, Parameter):
-        return x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df)
+        return x.device_tensor(weight_df, layout)
     if isinstance(x, Constant):
-        return Tensor.from_array(x.value, numerics.weight_df if numerics.weight_df is not None else numerics.output_df)
+        if layout is not None:
+            return _laid_out_constant(x.value, weight_df, layout)
+        return Tensor.from_array(x.value, weight_df)
     if x is None:
         raise TypeError(f"{op_type} {name!r}: operand {index} is None")
     try:
         return Tensor.from_array(x, numerics.output_df)
     except Exception as exc:  # noqa: BLE001 - say which operand was bad
         raise TypeError(f"{op_type} {name!r}: operand {index} of type {type(x).__name__} is not a tensor") from exc
+
+
+# id(constant value) -> (weakref, {(format, layout): device tensor}): a constant held in another
+# layout (a TFLite/ONNX conv kernel) is converted once, like a parameter.
+_LAID_OUT: dict[int, tuple] = {}
+
+
+def _laid_out_constant(value, data_format, layout) -> Tensor:
+    entry = _LAID_OUT.get(id(value))
+    if entry is None or entry[0]() is not value:
+        try:
+            ref = weakref.ref(value, lambda _, key=id(value): _LAID_OUT.pop(key, None))
+        except TypeError:  # not weak-referenceable: convert every call
+            return Tensor.from_array(layout(np.asarray(value)), data_format)
+        entry = _LAID_OUT[id(value)] = (ref, {})
+    key = (data_format, layout)
+    if key not in entry[1]:
+        tensor = Tensor.from_array(layout(np.asarray(value)), data_format)
+        tensor.padded.flags.writeable = False
+        entry[1][key] = tensor
+    return entry[1][key]
