@@ -169,9 +169,19 @@ def split_adjoint(adjoint: relax.Function, num_inputs: int, num_outputs: int):
     return forward, backward, saved_specs, used_weights
 
 
+def _before_autodiff(main: relax.Function) -> relax.Function:
+    """Rewrites that give ops without a registered gradient a form that has one: PyTorch's
+    x.max(dim) arrives as topk(k=1), whose values are a max reduction."""
+    from relay_passes.top_one_as_max import TopOneAsMax
+
+    mod = tvm.IRModule({"main": main})
+    mod = relax.transform.DeadCodeElimination()(TopOneAsMax()(mod))
+    return mod["main"]
+
+
 def training_graphs(main: relax.Function, num_inputs: int, trainable: list[str]) -> TrainingGraphs:
     """Differentiate `main` with respect to the parameters (weights or inputs) named in `trainable`."""
-    target = vjp_target(main, num_inputs)
+    target = vjp_target(_before_autodiff(main), num_inputs)
     num_outputs = len(_tensor_fields(main.ret_ty))
     candidates = {p.name: p for p in target.params[:num_inputs] + target.params[num_inputs + num_outputs:]}
     unknown = sorted(set(trainable) - set(candidates))
