@@ -33,16 +33,17 @@ inner dimension carries more rounding error on hardware than here (the documente
 from __future__ import annotations
 
 import ml_dtypes
-import weakref
-
 import numpy as np
 
 from .dataformat import DataFormat, MathFidelity
+from .formats import mantissa_bits
 
+# Masks on the float32 bit pattern and how many mantissa bits each keeps.
 _TF32 = np.uint32(0xFFFFE000)       # sign, exponent, 10 mantissa bits
 _SRCA_HI = np.uint32(0xFFF80000)    # 4 mantissa bits
 _SRCA_FULL = np.uint32(0xFFFFC000)  # 4 + 5 mantissa bits
 _SRCB_HI = np.uint32(0xFFFE0000)    # 6 mantissa bits
+_KEPT_BITS = {int(_TF32): 10, int(_SRCA_HI): 4, int(_SRCA_FULL): 9, int(_SRCB_HI): 6}
 
 _ACCUMULATE_CASTS = {
     DataFormat.Float32: None,
@@ -52,33 +53,54 @@ _ACCUMULATE_CASTS = {
 
 
 class _Operand:
-    """One operand as float32 bits, with its slices cut on demand."""
+    """One operand as float32 bits, with its slices cut on demand.
 
-    def __init__(self, x):
+    `data_format` is the format the values are known to be held in (None: any float32): a mask
+    keeping at least as many mantissa bits as the format has is skipped (the identity), and a
+    low slice below the format's precision is known to be zero without looking.
+    """
+
+    def __init__(self, x, data_format: DataFormat | None = None):
         self.x = np.asarray(x, dtype=np.float32)          # views (transposes, broadcasts) are fine
         self.bits = self.x.view(np.uint32)
-        self.finite = bool(np.isfinite(self.x).all())
+        self.carried = mantissa_bits(data_format)
+        self._finite = None
+
+    @property
+    def finite(self) -> bool:
+        if self._finite is None:
+            self._finite = bool(np.isfinite(self.x).all())
+        return self._finite
+
+    def _and(self, mask: np.uint32) -> np.ndarray:
+        """The values with `mask` applied to their bits, as a new float32 array (0-d included)."""
+        out = np.empty(self.x.shape, np.uint32)
+        np.bitwise_and(self.bits, mask, out=out)
+        return out.view(np.float32)
+
+    def keeps_all(self, mask: np.uint32) -> bool:
+        return _KEPT_BITS[int(mask)] >= self.carried
 
     def masked(self, mask: np.uint32) -> np.ndarray:
-        out = np.bitwise_and(self.bits, mask).view(np.float32)
+        if self.keeps_all(mask):
+            return self.x
+        out = self._and(mask)
         if not self.finite:
             np.copyto(out, self.x, where=np.isnan(self.x))
         return out
 
-    def split(self, full_mask: np.uint32, high_mask: np.uint32, axis: int, negate_low: bool = False):
-        """(buffer, full, low): full and low slices stacked on a new `axis` of one buffer, so a
-        GEMM over [full | low] needs no copy; low = full - high (or high - full if `negate_low`)."""
-        buf = np.empty(self.x.shape[:axis] + (2,) + self.x.shape[axis:], np.float32)
-        stacked = np.moveaxis(buf, axis, 0)
-        full, low = stacked[0, ...], stacked[1, ...]     # views, 0-d arrays for scalars
-        np.bitwise_and(self.bits, full_mask, out=full.view(np.uint32))
-        np.bitwise_and(self.bits, high_mask, out=low.view(np.uint32))
+    def split(self, full_mask: np.uint32, high_mask: np.uint32, negate_low: bool = False):
+        """(full, low): low = full - high (high - full if `negate_low`); low is None when the
+        format makes it zero."""
+        full = self.masked(full_mask)
+        if self.keeps_all(high_mask):
+            return full, None
+        low = self._and(high_mask)
         with np.errstate(invalid="ignore"):             # inf - inf, cleared below
             np.subtract(low, full, out=low) if negate_low else np.subtract(full, low, out=low)
         if not self.finite:
-            np.copyto(full, self.x, where=np.isnan(self.x))
             low[~np.isfinite(self.x)] = 0
-        return buf, full, low
+        return full, low
 
 
 def _phases(fidelity) -> int:
@@ -97,9 +119,12 @@ def _phase_terms(src_a: _Operand, src_b: _Operand, phases: int) -> list[tuple[np
     if phases == 4:
         return [(src_a.masked(_SRCA_FULL), src_b.masked(_TF32))]
     # HiFi3 = all four phases minus lo x lo, so no inf meets a zero low slice (inf * 0 = NaN).
-    _, a_full, a_low = src_a.split(_SRCA_FULL, _SRCA_HI, 0)
-    _, b_full, minus_b_low = src_b.split(_TF32, _SRCB_HI, 0, negate_low=True)
-    return [(a_full, b_full), (a_low, minus_b_low)]
+    a_full, a_low = src_a.split(_SRCA_FULL, _SRCA_HI)
+    b_full, minus_b_low = src_b.split(_TF32, _SRCB_HI, negate_low=True)
+    terms = [(a_full, b_full)]
+    if a_low is not None and minus_b_low is not None:
+        terms.append((a_low, minus_b_low))
+    return terms
 
 
 def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
@@ -112,40 +137,46 @@ def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
     return values if cast is None else values.astype(cast).astype(np.float32)
 
 
-_SPLITS: dict[int, tuple] = {}  # id(read-only weight) -> (weakref, (full, low)): weights are split once
+def _srca_slices(src_a: _Operand, phases: int, cache: dict | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(part, low) of the SrcA operand for `phases`: part is the high slice (LoFi) or both slices
+    (HiFi2-4); low is the low slice HiFi3 subtracts (None if zero or not needed). Kept in `cache`
+    (a dict owned by a read-only weight tensor) so a weight is sliced once, not on every call."""
+    key = ("srca", min(phases, 2), phases == 3)
+    if cache is not None and key in cache:
+        return cache[key]
+    if phases == 1:
+        slices = (src_a.masked(_SRCA_HI), None)
+    elif phases == 3:
+        full, low = src_a.split(_SRCA_FULL, _SRCA_HI)
+        slices = (full, low if low is not None and low.any() else None)
+    else:
+        slices = (src_a.masked(_SRCA_FULL), None)
+    if cache is not None:
+        cache[key] = slices
+    return slices
 
 
-def _srca_slices(array) -> tuple[np.ndarray, np.ndarray]:
-    """(full, low) of the SrcA operand; for a read-only (weight) buffer computed once and kept,
-    with `full` being the weight itself when masking changes nothing (bfloat16, Bfp formats)."""
-    cacheable = isinstance(array, np.ndarray) and not array.flags.writeable and array.size >= 4096
-    hit = _SPLITS.get(id(array)) if cacheable else None
-    if hit is not None and hit[0]() is array:
-        return hit[1]
-    operand = _Operand(array)
-    _, full, low = operand.split(_SRCA_FULL, _SRCA_HI, 0)
-    if cacheable:
-        if np.array_equal(full, operand.x, equal_nan=True):
-            full = operand.x
-        key = id(array)
-        _SPLITS[key] = (weakref.ref(array, lambda _, key=key, cache=_SPLITS: cache.pop(key, None)), (full, low))
-    return full, low
+def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumulate_df: DataFormat, *,
+                    a_format: DataFormat | None = None, b_format: DataFormat | None = None,
+                    b_cache: dict | None = None) -> np.ndarray:
+    """a @ b at `fidelity`: `a` is the SrcB operand (7-bit slices), `b` the SrcA operand (5-bit slices).
 
-
-def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumulate_df: DataFormat) -> np.ndarray:
-    """a @ b at `fidelity`: `a` is the SrcB operand (7-bit slices), `b` the SrcA operand (5-bit slices)."""
-    src_b = _Operand(a)
+    a_format / b_format: formats the operands are held in, if known (masks that cannot change
+    them are skipped). b_cache: a dict that lives as long as `b` stays unchanged (a weight's), to
+    keep `b`'s slices between calls.
+    """
     phases = _phases(fidelity)
+    src_b = _Operand(a, a_format)
+    b_part, b_low = _srca_slices(_Operand(b, b_format), phases, b_cache)
     if phases != 3:
-        ((src_a_part, src_b_part),) = _phase_terms(_Operand(b), src_b, phases)
-        return accumulate(np.matmul(src_b_part, src_a_part, dtype=np.float32), accumulate_df)
-    # HiFi3 = all four phases minus lo x lo = B' A' - lo(B) lo(A): two GEMMs, the second skipped
-    # when either low slice is zero (operands narrow enough that HiFi3 equals HiFi4).
-    _, b_full, minus_b_low = src_b.split(_TF32, _SRCB_HI, 0, negate_low=True)
-    a_full, a_low = _srca_slices(b)
-    out = np.matmul(b_full, a_full, dtype=np.float32)
-    if minus_b_low.any() and a_low.any():
-        out += np.matmul(minus_b_low, a_low, dtype=np.float32)
+        a_part = src_b.masked(_TF32 if phases == 4 else _SRCB_HI)
+        return accumulate(np.matmul(a_part, b_part, dtype=np.float32), accumulate_df)
+    # HiFi3 = all four phases minus lo x lo = B' A' - lo(B) lo(A): a second GEMM only when both
+    # low slices are non-zero (operands narrow enough make HiFi3 equal HiFi4).
+    a_full, minus_a_low = src_b.split(_TF32, _SRCB_HI, negate_low=True)
+    out = np.matmul(a_full, b_part, dtype=np.float32)
+    if b_low is not None and minus_a_low is not None and minus_a_low.any():
+        out += np.matmul(minus_a_low, b_low, dtype=np.float32)
     return accumulate(out, accumulate_df)
 
 
@@ -157,18 +188,22 @@ def matmul_operand_slices(x, role: str, fidelity) -> list[np.ndarray]:
     operand, phases = _Operand(x), _phases(fidelity)
     if role not in ("srca", "srcb"):
         raise ValueError(f"role must be 'srca' or 'srcb', got {role!r}")
-    if phases == 3:
+    if phases == 3:   # an operand of unknown format always has a low slice (maybe all zero)
         if role == "srca":
-            return list(operand.split(_SRCA_FULL, _SRCA_HI, 0)[1:])
-        return list(operand.split(_TF32, _SRCB_HI, 0, negate_low=True)[1:])
+            return list(operand.split(_SRCA_FULL, _SRCA_HI))
+        return list(operand.split(_TF32, _SRCB_HI, negate_low=True))
     masks = {1: (_SRCA_HI, _SRCB_HI), 2: (_SRCA_FULL, _SRCB_HI), 4: (_SRCA_FULL, _TF32)}[phases]
     return [operand.masked(masks[0] if role == "srca" else masks[1])]
 
 
-def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity) -> np.ndarray:
+def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, *,
+                      a_format: DataFormat | None = None, b_format: DataFormat | None = None) -> np.ndarray:
     """a * b (broadcasting) at `fidelity`: `a` is the SrcA operand (5-bit slices), `b` SrcB (7-bit)."""
-    terms = _phase_terms(_Operand(a), _Operand(b), _phases(fidelity))
-    return np.asarray(sum(np.multiply(src_a_part, src_b_part) for src_a_part, src_b_part in terms), dtype=np.float32)
+    terms = _phase_terms(_Operand(a, a_format), _Operand(b, b_format), _phases(fidelity))
+    out = np.multiply(*terms[0], dtype=np.float32)
+    for src_a_part, src_b_part in terms[1:]:
+        out += np.multiply(src_a_part, src_b_part, dtype=np.float32)
+    return np.asarray(out, dtype=np.float32)
 
 
 # ---- architecture limits ---------------------------------------------------------------------------

@@ -43,6 +43,35 @@ _FLOAT_DTYPES = {
 }
 
 
+# Mantissa bits (after the hidden one) any value held in a float format can have: a float32 bit
+# mask keeping at least as many is the identity on it. Bfp8 magnitudes are 7 bits with no hidden
+# one, so at most 6 follow the leading one (Bfp4: 2, Bfp2: 0). Formats not listed: 23.
+MANTISSA_BITS = {
+    DataFormat.Float32: 23, DataFormat.Float16: 10, DataFormat.Float16_b: 7, DataFormat.Lf8: 2,
+    DataFormat.Bfp8: 6, DataFormat.Bfp8_b: 6, DataFormat.Bfp4: 2, DataFormat.Bfp4_b: 2,
+    DataFormat.Bfp2: 0, DataFormat.Bfp2_b: 0,
+}
+# Formats whose every value bfloat16 holds exactly (same 8-bit exponent range or narrower, <= 7
+# mantissa bits): quantizing them to Float16_b changes nothing.
+_IN_BFLOAT16 = frozenset({DataFormat.Float16_b, DataFormat.Lf8, DataFormat.Bfp8, DataFormat.Bfp8_b,
+                          DataFormat.Bfp4, DataFormat.Bfp4_b, DataFormat.Bfp2, DataFormat.Bfp2_b})
+
+
+def mantissa_bits(fmt) -> int:
+    """Most mantissa bits a value stored in `fmt` carries (23 when unknown or not a float format)."""
+    return MANTISSA_BITS.get(fmt, 23)
+
+
+def holds_exactly(target, source) -> bool:
+    """True when quantize(x, target) == x for every x whose values are each representable in
+    `source`: the re-quantisation can be skipped. Conservative: False unless proven (Float32, the
+    same per-value format, or bfloat16 holding a narrower one). A block-float target is never
+    the identity: values moved between blocks may need another shared exponent."""
+    if target == DataFormat.Float32 or (target == source and target in _FLOAT_DTYPES):
+        return True
+    return target == DataFormat.Float16_b and source in _IN_BFLOAT16
+
+
 @dataclass(frozen=True)
 class _IntFormat:
     bits: int

@@ -11,7 +11,7 @@ import numpy as np
 
 from .constants import TILE_DIM
 from .dataformat import DataFormat
-from .formats import quantize
+from .formats import holds_exactly, quantize
 
 # Formats a host array keeps its integer values in.
 _INTEGER_DTYPES = {np.dtype(np.int32): DataFormat.Int32, np.dtype(np.int8): DataFormat.Int8}
@@ -30,13 +30,14 @@ def storage_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
 class Tensor:
     """A tensor on the simulated device (or travelling to/from it)."""
 
-    __slots__ = ("padded", "shape", "data_format", "dtype")
+    __slots__ = ("padded", "shape", "data_format", "dtype", "_derived")
 
     def __init__(self, padded: np.ndarray, shape, data_format: DataFormat = DataFormat.Float32, dtype=None):
         self.padded = padded
         self.shape = tuple(int(d) for d in shape)
         self.data_format = DataFormat(data_format)
         self.dtype = np.dtype(dtype) if dtype is not None else np.dtype(np.float32)
+        self._derived = None
 
     # ---- construction ---------------------------------------------------------------------
     @classmethod
@@ -52,16 +53,27 @@ class Tensor:
         return cls(pad(values), array.shape, data_format, dtype if dtype.kind in "iub" else np.float32)
 
     @classmethod
-    def from_padded(cls, padded: np.ndarray, shape, data_format: DataFormat) -> "Tensor":
-        """Wrap kernel output that is already padded; rounds it to `data_format`."""
-        if data_format != DataFormat.Float32:
-            padded = quantize(padded, data_format)
+    def from_padded(cls, padded: np.ndarray, shape, data_format: DataFormat, held_in: DataFormat | None = None) -> "Tensor":
+        """Wrap kernel output that is already padded; rounds it to `data_format` unless the values
+        are known to be held in a format `data_format` represents exactly (`held_in`)."""
+        if held_in is None or not holds_exactly(data_format, held_in):
+            if data_format != DataFormat.Float32:
+                padded = quantize(padded, data_format)
         return cls(np.asarray(padded, dtype=np.float32), shape, data_format)
 
     @classmethod
     def create_from_torch(cls, torch_tensor, dev_data_format=None, constant: bool = False) -> "Tensor":
         """PyBuda's name: a device tensor from a torch tensor, rounded to `dev_data_format` if given."""
         return cls.from_array(torch_tensor, None if dev_data_format is None else DataFormat.parse(dev_data_format))
+
+    def derived(self) -> dict | None:
+        """A cache for data derived from this tensor's values (a weight's fidelity slices), kept on
+        the tensor so it lives exactly as long; None when the storage is writable (it may change)."""
+        if self.padded.flags.writeable:
+            return None
+        if self._derived is None:
+            self._derived = {}
+        return self._derived
 
     # ---- views ----------------------------------------------------------------------------
     def logical(self) -> np.ndarray:

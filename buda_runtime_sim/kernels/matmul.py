@@ -11,9 +11,12 @@ from .eltwise import binary
 from .registry import kernel
 
 
-def matmul_with_fidelity(a: np.ndarray, b: np.ndarray, numerics) -> np.ndarray:
-    """a @ b through the matrix unit (a to SrcB, b to SrcA), batch dims broadcast."""
-    return fidelity_matmul(a, b, numerics.math_fidelity, numerics.accumulate_df)
+def matmul_with_fidelity(a: np.ndarray, b: np.ndarray, numerics, a_format=None, b_format=None,
+                         b_cache: dict | None = None) -> np.ndarray:
+    """a @ b through the matrix unit (a to SrcB, b to SrcA), batch dims broadcast. Formats the
+    operands are held in and a cache for `b`'s slices make it cheaper (see fidelity_matmul)."""
+    return fidelity_matmul(a, b, numerics.math_fidelity, numerics.accumulate_df,
+                           a_format=a_format, b_format=b_format, b_cache=b_cache)
 
 
 @kernel("Matmul")
@@ -26,12 +29,12 @@ def matmul(inputs, attrs, numerics):
     if a.ndim >= 2 and b.ndim >= 2:
         # Padding is zero in both inner dims, so the padded product equals the logical one.
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
-        out = matmul_with_fidelity(a.padded, b.padded, numerics)
+        out = matmul_with_fidelity(a.padded, b.padded, numerics, a.data_format, b.data_format, b.derived())
         shape = batch + (a.shape[-2], b.shape[-1])
     else:
-        values = matmul_with_fidelity(a.logical(), b.logical(), numerics)
+        values = matmul_with_fidelity(a.logical(), b.logical(), numerics, a.data_format, b.data_format)
         shape, out = values.shape, pad(values)
-    product = Tensor.from_padded(out, shape, numerics.output_df)
+    product = Tensor.from_padded(out, shape, numerics.output_df, held_in=numerics.accumulate_df)
     if len(inputs) > 2:
         bias = inputs[2]
         if broadcast_shape(shape, bias.shape, "bias") != shape:
