@@ -210,6 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
     analyzer.add_argument("--load", help="data saved with `python -m pybuda.tools.perf_analysis --save`")
     analyzer.set_defaults(func=_perf_analyzer)
 
+    from .cli_image import add_image_commands
+
+    add_image_commands(sub, _add_model_arguments)
+
     cache = sub.add_parser("cache", help="inspect and clear the TVM cache (PYBUDA_ENABLE_TVM_CACHE)")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
     for name, func, helptext in (("list", _cache_list, "list cache entries"),

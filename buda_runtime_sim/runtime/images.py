@@ -34,6 +34,7 @@ from ..perf.boards import get_board
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
 
 IMAGE_FORMAT = 1
+_VERSIONED = ("tvm-buda", "apache-tvm", "apache-tvm-ffi")
 _hooks: dict = {"load_model": None, "build": None}
 
 
@@ -55,7 +56,7 @@ def _hook(name: str):
 def tool_versions() -> dict[str, str]:
     """Versions an image must match to load: its host library links against TVM, its modules against tvm-buda."""
     out = {}
-    for dist in ("tvm-buda", "apache-tvm", "apache-tvm-ffi"):
+    for dist in _VERSIONED:
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:
@@ -154,7 +155,7 @@ class TTDeviceImage:
         """The guide's summary: versions, device, compiled graph state. Printed and returned."""
         d, versions = self.device["device"], self.device["versions"]
         lines = ["Image Info...", "- Version Info:"]
-        lines += [f"      - {k.replace('-', '_')}_version: {v}" for k, v in versions.items() if k != "platform"]
+        lines += [f"      - {k.replace('-', '_')}_version: {versions.get(k)}" for k in _VERSIONED]
         lines += [f"      - platform: {versions.get('platform')}", f"- Device Name: {d['name']}", "",
                   "Device Info...", f"- arch: {self.arch}", f"- chip_ids: {d['chip_ids']}",
                   f"- backend device type: {self.devtype}", f"- device config: {d['device_config']}",
@@ -222,21 +223,25 @@ def device_from_image(device_cls, img: TTDeviceImage, model: str | None = None, 
 
 
 def target_of(device) -> dict:
-    """The board a TTDevice compiles for: set_configuration_options(device_config=, harvested_rows=,
+    """The board a TTDevice compiles for (see target_for)."""
+    return target_for(device.name, device.arch, device.devtype, list(device.chip_ids), device.num_chips)
+
+
+def target_for(name: str, arch: BackendDevice, devtype: BackendType, chip_ids=(0,), num_chips: int = 1) -> dict:
+    """The target of an image: set_configuration_options(device_config=, harvested_rows=,
     backend_device_descriptor_path=) and the device's arch, devtype and chip ids (checked against each other)."""
     config = _get_global_compiler_config()
-    default = {BackendDevice.Grayskull: "gs_e150", BackendDevice.Wormhole_B0: "wh_n150"}[device.arch]
+    default = {BackendDevice.Grayskull: "gs_e150", BackendDevice.Wormhole_B0: "wh_n150"}[arch]
     board = get_board(config.device_config or default, config.harvested_rows)
-    if board.arch != device.arch:
-        raise ValueError(f"device_config {board.name} is a {board.arch.value} board but TTDevice {device.name} has "
-                         f"arch {device.arch.value}; pass arch={board.arch} to TTDevice (or another device_config)")
+    if board.arch != arch:
+        raise ValueError(f"device_config {board.name} is a {board.arch.value} board but TTDevice {name} has "
+                         f"arch {arch.value}; pass arch={board.arch} to TTDevice (or another device_config)")
     descriptor = config.backend_device_descriptor_path or None
     if descriptor is not None and not Path(descriptor).is_file():
         raise FileNotFoundError(f"backend_device_descriptor_path {descriptor} does not exist")
-    return {"name": device.name, "arch": device.arch.value, "devtype": device.devtype.value,
-            "chip_ids": list(device.chip_ids), "num_chips": device.num_chips, "device_config": board.name,
-            "harvested_rows": list(board.harvested_rows), "grid_size": list(board.grid_shape),
-            "board": board.to_dict(), "user_device_descriptor": descriptor}
+    return {"name": name, "arch": arch.value, "devtype": devtype.value, "chip_ids": list(chip_ids),
+            "num_chips": num_chips, "device_config": board.name, "harvested_rows": list(board.harvested_rows),
+            "grid_size": list(board.grid_shape), "board": board.to_dict(), "user_device_descriptor": descriptor}
 
 
 def compile_to_image(device, img_path=None, training: bool = False, sample_inputs=(), sample_targets=()):
