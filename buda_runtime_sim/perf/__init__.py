@@ -22,12 +22,14 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
      (spec/perf_data: cycles per input for matmul, eltwise, SFPU, reduce and depthwise blocks on
      Grayskull and Wormhole_B0; held-out error in benchmarks/perf_calibration.py). They include
      the per-input, per-ublock and per-outer-K-step overheads and the unpacking of NoC-fed inputs.
-     Softmax and layernorm are the sum of the backend ops they decompose into.
+     Softmax and layernorm are the sum of the backend ops they decompose into. Convs with taps
+     or strides, depthwise convs and pools add PyBuda's sparse-matmul gather of their taps.
    - data cycles: tiles the core reads/writes x bytes per tile of the op's data format (Bfp8
      1088, Float16 2048, ...) / 32 bytes a cycle (one NoC link): a floor that shows weights
      streamed from DRAM. Weights of matmuls/convs stay in L1 if a core's share fits half of L1
      (loaded once per epoch), otherwise they stream per run.
-   Transposes/reshapes take no cores (applied on edges); ops on weights only are folded.
+   Transposes/reshapes take no cores (applied on edges); ops on weights only are folded; a ReLU
+   and a bias add after a matmul/conv fuse into their producer (prepare.py), as in PyBuda's netlists.
 
 4. Balancer and placer (balancer.py, placer.py). For a target stage time T each op takes the
    fewest cores reaching T (or its fastest grid); ops are shelf-packed onto the core grid in
@@ -48,7 +50,7 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
    cycles).
 
 Left out: NoC congestion, hops and reblocking between mismatched grids, fork-join buffering,
-L1 capacity for activations, op fusion (bias into matmul, fused eltwise chains), per-op start-up
+L1 capacity for activations, fused eltwise chains (PyBuda's fused_op), per-op start-up
 inside an epoch (not in the measurements), host compute time, chip-to-chip links.
 benchmarks/perf_netlists.py puts our placements beside PyBuda's netlists (netlist_summary.md).
 """

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import math
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,3 +192,22 @@ def by_target(key) -> tuple[str, str]:
     if family == M.BINARY or key.op == "nop":
         return key.arch, "eltwise"
     return key.arch, {M.MATMUL: "matmul", M.UNARY: "sfpu"}.get(family, family)
+
+
+def sparse_gather_fit(data_dir: Path | str | None = None) -> dict:
+    """{df class: (cycles per output tile fitted on the fit half, held-out median error, p90 error)}
+    for the sparse matmul sweep; the fit is the median of cycles per output tile."""
+    path = Path(data_dir or DEFAULT_DATA_DIR) / "wormhole_b0" / "matmul-sparse-op-performance.csv"
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    out = {}
+    for df, fidelities in (("bfp8", ("LoFi",)), ("fp16", ("HiFi2", "HiFi3", "HiFi4"))):
+        chosen = [r for r in rows if r["math_fidelity"] in fidelities]
+        cycles = np.array([float(r["runtime"]) for r in chosen])
+        tiles = np.array([math.prod(int(r[k]) for k in ("output_t", "output_mb_r", "output_mb_c", "output_ub_r",
+                                                         "output_ub_c")) for r in chosen])
+        held = np.array([zlib.crc32(r["test_id"].encode()) % 2 == 1 for r in chosen])
+        per_tile = float(np.median((cycles / tiles)[~held]))
+        rel = np.abs(per_tile * tiles[held] / cycles[held] - 1)
+        out[df] = (round(per_tile, 3), float(np.median(rel)), float(np.percentile(rel, 90)))
+    return out

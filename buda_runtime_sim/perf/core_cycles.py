@@ -9,11 +9,15 @@ and prices it with op_model.block_cycles:
 - matmul inner dimension: u_kt = the largest divisor of kt whose double-buffered operand
   blocks fit MATMUL_INPUT_L1_FRACTION of L1, m_k = kt / u_kt; Wormhole may accumulate partial
   sums in L1 (l1_acc), kept when cheaper;
-- composite ops (softmax, layernorm) are the sum of the backend ops they decompose into.
+- composite ops (softmax, layernorm) are the sum of the backend ops they decompose into;
+- convs with taps or strides, depthwise convs and pools also pay PyBuda's sparse-matmul gather
+  of their input taps (op_model.SPARSE_GATHER_CYCLES_PER_TILE), shared by the op's cores.
 All inputs are numpy arrays shaped like the grid table; the result is too.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -99,16 +103,40 @@ def depthwise(arch: str, t, rows, cols, taps: int, fmt: DataFormat) -> np.ndarra
     return best
 
 
-def op_cycles(op: K.PerfOp, geom, board, t, rows, cols) -> np.ndarray:
-    """Cycles per run of one core holding t slices of rows x cols output tiles of `op`."""
+def gathered_tiles(op: K.PerfOp, geom) -> int:
+    """Tiles PyBuda's sparse matmul gathers for a conv, depthwise conv or pool (0 if none): the
+    im2col operand (slices x row tiles x inner tiles) when the op has taps or changes resolution;
+    one input block per tap for depthwise and pool."""
+    if geom.kind in (K.DEPTHWISE, K.POOL):
+        return geom.z * geom.rt * geom.ct * geom.kt if geom.kt > 1 else 0
+    if geom.kind != K.CONV or len(op.input_shapes) < 2:
+        return 0
+    weight = tuple(int(d) for d in op.input_shapes[1])
+    if len(weight) == 4:                       # [Cout, Cin/g, kh, kw]
+        taps, cin_g, cout = weight[2] * weight[3], weight[1], weight[0]
+    else:                                      # another weight layout: read the attributes
+        kernel = op.attrs.get("kernel_size", 1)
+        taps = math.prod(kernel) if isinstance(kernel, (list, tuple)) else int(kernel) ** 2
+        cin_g, cout = None, None
+    groups = max(1, geom.z // max(1, int(op.input_shapes[0][0])))
+    same_pixels = cin_g is None or math.prod(op.input_shapes[0]) * cout == math.prod(op.output_shape) * cin_g * groups
+    if taps == 1 and same_pixels and op.op_type == "Conv2d":
+        return 0        # a 1x1 stride-1 conv is a plain matmul on the activations
+    return geom.z * geom.rt * geom.kt
+
+
+def op_cycles(op: K.PerfOp, geom, board, t, rows, cols, cores=1) -> np.ndarray:
+    """Cycles per run of one core holding t slices of rows x cols output tiles of `op`; `cores`
+    (the grid's core count) shares the op's tap gather, if it has one."""
     arch, df, kind = ARCH[board.arch], _df(op.data_format), geom.kind
     phases = op.math_fidelity.phases
+    gather = -(-gathered_tiles(op, geom) // np.asarray(cores)) * M.SPARSE_GATHER_CYCLES_PER_TILE[df]
     if kind in (K.MATMUL, K.CONV):
-        return matmul(arch, t, rows, cols, geom.kt, phases, op.data_format, board.l1_bytes)
+        return matmul(arch, t, rows, cols, geom.kt, phases, op.data_format, board.l1_bytes) + gather
     if kind == K.DEPTHWISE:
-        return depthwise(arch, t, rows, cols, geom.kt, op.data_format)
+        return depthwise(arch, t, rows, cols, geom.kt, op.data_format) + gather
     if kind == K.POOL:   # gather the taps into z slices, then reduce over z
-        return eltwise(arch, "reduce_z", t, rows, cols, df, z=geom.kt)
+        return eltwise(arch, "reduce_z", t, rows, cols, df, z=geom.kt) + gather
     if kind in (K.BINARY, K.MULTIPLY):
         return eltwise(arch, BINARY_OPS.get(op.op_type, "add"), t, rows, cols, df)
     if kind == K.SFPU:

@@ -152,7 +152,7 @@ def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c, weights_in_dram:
     split = c if geom.weight_axis == "c" else r
     fits = -(-geom.weight_tiles // split) * weight_bytes <= board.l1_bytes * WEIGHT_L1_FRACTION
     resident = fits & (not weights_in_dram)
-    math_cycles = core_cycles.op_cycles(op, geom, board, nz, mr, -(-nc // nz))
+    math_cycles = core_cycles.op_cycles(op, geom, board, nz, mr, -(-nc // nz), r * c)
     in_tiles, out_tiles = _io_tiles(geom, tiles, mr, nc, nz, r, c)
     streamed_weights = np.where(resident, 0, -(-geom.weight_tiles // split))
     in_bytes = in_tiles * act_bytes + streamed_weights * weight_bytes

@@ -8,11 +8,11 @@ from .balancer import balance
 from .boards import PCIE_D2H_BYTES_PER_S, PCIE_H2D_BYTES_PER_S
 from .config import PlacementConfig
 from .ops import OpGraph, is_known, tensor_bytes, tensor_tiles
-from .prepare import EDGE_TM, FOLDED, PLACED, prepare
+from .prepare import EDGE_TM, FOLDED, FUSED, PLACED, prepare
 from .report import EpochRow, OpRow, PerfReport, TransferRow
 
 PCIE_BYTES_PER_S = {"h2d": PCIE_H2D_BYTES_PER_S, "d2h": PCIE_D2H_BYTES_PER_S}
-NOTES = {EDGE_TM: "tm on edge", FOLDED: "constant-folded"}
+NOTES = {EDGE_TM: "tm on edge", FOLDED: "constant-folded", FUSED: "fused into its producer"}
 
 
 def estimate(graph: OpGraph, config: PlacementConfig | None = None, microbatch: int | None = None) -> PerfReport:

@@ -147,6 +147,13 @@ _FITTED = {
 }
 COEFFICIENTS: dict[CoeffKey, tuple] = {CoeffKey(*key): value for key, value in _FITTED.items()}
 
+# The sparse matmul PyBuda uses to gather a conv's or pool's input taps (im2col on the device):
+# cycles per output tile, the median over the fit half of wormhole_b0/matmul-sparse-op-
+# performance.csv (LoFi rows for bfp8, HiFi2-4 rows for fp16). Crude: the real cost follows the
+# sparse pattern's non-zero counts, which a conv's shape does not give; held-out median error
+# about 30 % (benchmarks/perf_calibration.py).
+SPARSE_GATHER_CYCLES_PER_TILE = {"bfp8": 179.589, "fp16": 223.429}
+
 
 def coefficients(arch: str, op: str, variant: str = "", df: str = "bfp8") -> tuple:
     """The closest measured coefficient set: exact, else without the variant, else the other

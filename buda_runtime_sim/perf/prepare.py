@@ -4,10 +4,15 @@ placed op's cycles on every grid shape of the board.
 Ops whose inputs are all weights are constant-folded (they run once, at compile time). Tensor
 manipulations (transpose, reshape, ...) take no cores: PyBuda applies them on the edges while
 data moves, so a consumer of a TM reads straight from the op that produced the TM's input.
+Two ops fuse into the op producing their input, as PyBuda's netlists show (spec/perf_data/
+netlist_summary.md): a ReLU (the packer clamps on the way out: the ResNet-50 and MobileNet
+netlists hold no relu op) and a bias add after a matmul or conv (their matmuls take the bias as a
+third operand). Both only when the producer feeds nothing else.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +24,8 @@ from .config import SMALLEST_GRID_POLICIES, PlacementConfig, lookup
 from .costs import Geometry, GridCycles, geometry, grid_cycles, useful_math_cycles
 from .ops import OpGraph, PerfOp, tensor_bytes
 
-PLACED, EDGE_TM, FOLDED = "placed", "tm", "folded"
+PLACED, EDGE_TM, FOLDED, FUSED = "placed", "tm", "folded", "fused"
+PACKER_RELU = frozenset({"Relu", "Relu6"})
 
 
 @dataclass
@@ -67,6 +73,11 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
     prepared = []
     grid_r = np.arange(1, board.grid_rows + 1)[:, None]
     grid_c = np.arange(1, board.grid_cols + 1)[None, :]
+    uses: dict[str, int] = {}
+    for op in graph.ops:
+        for name in set(op.inputs):
+            uses[name] = uses.get(name, 0) + 1
+    by_name: dict[str, PreparedOp] = {}
     for op in graph.ops:
         activations = [name for name in op.inputs if name not in weights]
         if not activations and (op.inputs or not op.input_shapes):
@@ -79,12 +90,17 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
                 source[op.value] = source[activations[0]]
             prepared.append(PreparedOp(op, EDGE_TM, producers=producers))
             continue
+        if _fuses(op, activations, source, by_name, uses):
+            source[op.value] = source[activations[0]]
+            prepared.append(PreparedOp(op, FUSED, producers=producers))
+            continue
         if not op.output_shape and not any(op.input_shapes):
             raise ValueError(f"op {op.name!r} ({op.op_type}) has no static shapes; the perf model needs them")
         geom = geometry(op, weights)
         table = grid_cycles(op, geom, board, grid_r, grid_c, weights_in_dram=config.weights_in_dram(op.name))
         allowed = _allowed_grids(op.name, geom, board, config, grid_r, grid_c)
         prepared.append(PreparedOp(op, PLACED, geom, table, allowed, producers, useful_math_cycles(op, geom, board)))
+        by_name[op.name] = prepared[-1]
         source[op.value] = op.name
     consumers: dict[str, list[str]] = {p.name: [] for p in prepared if p.role == PLACED}
     for p in prepared:
@@ -92,6 +108,20 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
             for producer in p.producers:
                 consumers[producer].append(p.name)
     return PreparedGraph(graph, board, prepared, consumers)
+
+
+def _fuses(op: PerfOp, activations: list[str], source: dict, by_name: dict, uses: dict) -> bool:
+    """A ReLU, or a bias add after a matmul/conv, whose single activation input only it reads."""
+    if len(activations) != 1 or activations[0] not in source or uses.get(activations[0], 0) != 1:
+        return False
+    if op.op_type in PACKER_RELU:
+        return True
+    if op.op_type != "Add" or len(op.inputs) != 2 or len(op.input_shapes) != 2:
+        return False
+    bias = op.input_shapes[1 - op.inputs.index(activations[0])]
+    is_vector = math.prod(bias) == max(bias, default=1)       # one value per output column/channel
+    producer = by_name.get(source[activations[0]])
+    return is_vector and producer is not None and producer.geom.kind in (K.MATMUL, K.CONV)
 
 
 def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementConfig, grid_r, grid_c) -> np.ndarray:

@@ -54,3 +54,9 @@ def test_worked_examples_of_the_data_readme():
 def test_unmeasured_ops_fall_back_to_the_closest_measurement():
     assert M.coefficients(M.GS, "tanh") == M.COEFFICIENTS[M.CoeffKey(M.WH, "tanh", "", "bfp8")]
     assert M.coefficients(M.WH, "no_such_op") == M.COEFFICIENTS[M.CoeffKey(M.WH, "nop", "", "bfp8")]
+
+
+def test_sparse_gather_constant_is_the_fit_half_median():
+    for df, (per_tile, median, _) in C.sparse_gather_fit().items():
+        assert per_tile == pytest.approx(M.SPARSE_GATHER_CYCLES_PER_TILE[df], rel=1e-4)
+        assert median < 0.4          # crude, and said so: the real cost follows the sparse pattern

@@ -6,6 +6,7 @@ import pytest
 from buda_runtime_sim.dataformat import DataFormat, MathFidelity
 from buda_runtime_sim.perf import PerfOp, get_board
 from buda_runtime_sim.perf import core_cycles
+from buda_runtime_sim.perf import op_model as M
 from buda_runtime_sim.perf.costs import geometry, grid_cycles, peak_tflops
 from buda_runtime_sim.perf.ops import HostTransfer, tensor_bytes
 
@@ -135,3 +136,22 @@ def test_transposed_conv_reads_its_weight_layout():
     op = PerfOp("up", "Conv2dTranspose", ((1, 64, 14, 14), (64, 32, 2, 2)), (1, 32, 28, 28), ("x", "w"))
     g = geometry(op, {"w"})
     assert (g.kind, g.rt, g.kt, g.ct) == ("conv", 25, 8, 1)   # 784 rows, K = 64*4 = 256, N = 32
+
+
+def test_convs_with_taps_or_strides_pay_the_sparse_gather():
+    # PyBuda gathers a conv's im2col operand with a sparse matmul; a 1x1 stride-1 conv needs none.
+    conv3 = PerfOp("c3", "Conv2d", ((1, 64, 56, 56), (64, 64, 3, 3)), (1, 64, 56, 56), ("x", "w"))
+    conv1 = PerfOp("c1", "Conv2d", ((1, 64, 56, 56), (64, 64, 1, 1)), (1, 64, 56, 56), ("x", "w"))
+    strided = PerfOp("s1", "Conv2d", ((1, 64, 56, 56), (128, 64, 1, 1)), (1, 128, 28, 28), ("x", "w"))
+    g3 = geometry(conv3, {"w"})
+    assert core_cycles.gathered_tiles(conv3, g3) == 98 * 18          # 3136 rows x 576 inner values
+    assert core_cycles.gathered_tiles(conv1, geometry(conv1, {"w"})) == 0
+    assert core_cycles.gathered_tiles(strided, geometry(strided, {"w"})) == 25 * 2
+    # On one core: the matmul (98 x 2 output tiles, 18 inner, Float16_b HiFi3) plus every gathered
+    # tile at the sparse-matmul rate; on 2x2 cores each gathers a quarter.
+    arch, l1 = core_cycles.ARCH[WH.arch], WH.l1_bytes
+    gather = M.SPARSE_GATHER_CYCLES_PER_TILE["fp16"]
+    matmul_part = float(core_cycles.matmul(arch, 1, 98, 2, 18, 3, DataFormat.Float16_b, l1))
+    assert float(grid_cycles(conv3, g3, WH, 1, 1).math) == pytest.approx(matmul_part + 98 * 18 * gather)
+    quarter = float(core_cycles.matmul(arch, 1, 49, 1, 18, 3, DataFormat.Float16_b, l1)) + 98 * 18 / 4 * gather
+    assert float(grid_cycles(conv3, g3, WH, 2, 2).math) == pytest.approx(quarter)

@@ -12,12 +12,12 @@ from buda_runtime_sim.perf.epochs import EPOCH_SWITCH_CYCLES
 
 
 def mlp_graph(layers=4, width=1024, rows=256, df=DataFormat.Float16_b, fidelity=MathFidelity.LoFi) -> OpGraph:
-    """x -> (matmul with weight w_i -> relu) x layers."""
+    """x -> (matmul with weight w_i -> gelu) x layers (ops named relu{i}; gelu does not fuse into the matmul)."""
     ops, value = [], "x"
     for i in range(layers):
         ops.append(PerfOp(f"mm{i}", "Matmul", ((rows, width), (width, width)), (rows, width), (value, f"w{i}"),
                           data_format=df, math_fidelity=fidelity))
-        ops.append(PerfOp(f"relu{i}", "Relu", ((rows, width),), (rows, width), (f"mm{i}",),
+        ops.append(PerfOp(f"relu{i}", "Gelu", ((rows, width),), (rows, width), (f"mm{i}",),
                           data_format=df, math_fidelity=fidelity))
         value = f"relu{i}"
     return OpGraph(ops, {f"w{i}" for i in range(layers)}, name="mlp")
@@ -126,7 +126,7 @@ def test_weights_only_ops_fold_and_transposes_take_no_cores():
     ops = [PerfOp("t", "Transpose", ((96, 128),), (128, 96), ("w",)),
            PerfOp("mm", "Matmul", ((64, 128), (128, 96)), (64, 96), ("x", "t")),
            PerfOp("r", "Reshape", ((64, 96),), (1, 64, 96), ("mm",)),
-           PerfOp("relu", "Relu", ((1, 64, 96),), (1, 64, 96), ("r",))]
+           PerfOp("relu", "Gelu", ((1, 64, 96),), (1, 64, 96), ("r",))]
     report = estimate(OpGraph(ops, {"w"}), microbatch=4)
     assert report.op("t").kind == "folded" and report.op("r").kind == "tm"
     assert report.op("t").grid is None and report.op("r").grid is None
@@ -163,3 +163,17 @@ def test_the_perf_model_imports_neither_tvm_nor_torch_nor_matplotlib():
             "bad = [m for m in ('tvm', 'torch', 'matplotlib') if m in sys.modules]; assert not bad, bad")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_relu_and_bias_fuse_into_the_matmul_before_them():
+    # PyBuda's netlists: no relu op (the packer clamps) and the bias is the matmul's third operand.
+    ops = [PerfOp("mm", "Matmul", ((64, 128), (128, 96)), (64, 96), ("x", "w")),
+           PerfOp("bias", "Add", ((64, 96), (96,)), (64, 96), ("mm", "b")),
+           PerfOp("act", "Relu", ((64, 96),), (64, 96), ("bias",)),
+           PerfOp("out", "Gelu", ((64, 96),), (64, 96), ("act",))]
+    report = estimate(OpGraph(ops, {"w", "b"}))
+    assert [report.op(n).kind for n in ("bias", "act")] == ["fused", "fused"]
+    assert report.op("bias").grid is None and report.op("out").grid is not None
+    # A relu whose input also feeds another op keeps its own cores.
+    forked = ops[:3] + [PerfOp("out", "Add", ((64, 96), (64, 96)), (64, 96), ("act", "bias"))]
+    assert estimate(OpGraph(forked, {"w", "b"})).op("act").kind == "sfpu"
