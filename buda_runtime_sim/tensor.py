@@ -81,9 +81,11 @@ class Tensor:
         return unpad(self.padded, self.shape)
 
     def numpy(self) -> np.ndarray:
-        """The unpadded values in the tensor's host dtype."""
+        """The unpadded values in the tensor's host dtype, in the tensor's own rank (0-d stays 0-d:
+        np.ascontiguousarray alone would make a scalar 1-d)."""
         values = self.logical()
-        return values.astype(self.dtype) if self.dtype != values.dtype else np.ascontiguousarray(values)
+        out = values.astype(self.dtype) if self.dtype != values.dtype else np.ascontiguousarray(values)
+        return out.reshape(self.shape)
 
     def value(self):
         """The value as a torch tensor (PyBuda's `Tensor.value()`)."""

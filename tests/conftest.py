@@ -15,3 +15,9 @@ def _isolated(tmp_path, monkeypatch):
 
     shutdown()
     _reset_global_compiler_config()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--conformance-all", action="store_true", default=False,
+                     help="run every conformance case (tests/conformance), not just the default subset; "
+                          "the same as TVM_BUDA_CONFORMANCE=all")

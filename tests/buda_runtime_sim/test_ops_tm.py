@@ -43,6 +43,11 @@ def test_reshape_along_tile_rows_keeps_values():
     _eq(pybuda.op.Reshape("r", x, (-1, 4, 20)), x.reshape(-1, 4, 20))
 
 
+def test_reshape_to_a_scalar_stays_zero_dim():
+    out = pybuda.op.Reshape("r", _data(1, 1), ())
+    assert out.shape == () and out.numpy().shape == ()
+
+
 def test_broadcasts():
     x = _data(3, 1, 5)
     _eq(pybuda.op.Broadcast("b", x, 1, 7), np.broadcast_to(x, (3, 7, 5)))

@@ -82,3 +82,16 @@ def test_out_of_range_token_ids_are_a_clear_error_not_a_crash(bad_id, monkeypatc
         with pytest.raises(ValueError, match=rf"input 'ids' holds index {bad_id} at position \(1, 3\).*100 rows"):
             compiled.run(bad)
         assert_matches_golden(compiled.run(ids), golden(model, ids))
+
+
+@pytest.mark.parametrize("model, shapes", [(torch.nn.MSELoss(), [(3, 4), (3, 4)]), (torch.nn.Tanh(), [()])],
+                         ids=["reducing_loss", "scalar_input"])
+def test_zero_dim_results_keep_their_rank(model, shapes):
+    """A 0-d result crosses the device boundary as 0-d (losses, scalar activations)."""
+    torch.manual_seed(0)
+    args = tuple(torch.randn(s) for s in shapes)
+    compiled = tvm_buda.compile_model(model, args)
+    out = compiled.run(*args)
+    assert compiled.device_ops(), "the op should run on the device"
+    assert out.shape == ()
+    assert_matches_golden(out, model(*args))

@@ -42,6 +42,24 @@ def graph_inputs(model) -> list[tuple[str, tuple, str]]:
     return out
 
 
+def without_initializer_inputs(model):
+    """The model with initializers no longer repeated as graph inputs (a copy; the model itself if none are).
+
+    Older exporters and the ONNX model zoo list every weight among the graph inputs too (ONNX IR < 4
+    required it). TVM's importer then makes two parameters of one name, and Relax refuses the
+    module ("Variable <name> was used before its definition"). A weight listed as an input is only a
+    default that callers may override; we keep it a weight."""
+    initializers = {t.name for t in model.graph.initializer}
+    if not any(value.name in initializers for value in model.graph.input):
+        return model
+    stripped = type(model)()
+    stripped.CopyFrom(model)
+    runtime = [value for value in model.graph.input if value.name not in initializers]
+    del stripped.graph.input[:]
+    stripped.graph.input.extend(runtime)
+    return stripped
+
+
 def fixed_shapes(declared: list[tuple[str, tuple, str]], sample_inputs, name: str) -> list[tuple[int, ...]]:
     """Shapes to compile for: from the samples (checked against known dims), else the declared ones."""
     args, kwargs = split_samples(sample_inputs)
@@ -70,6 +88,7 @@ def import_onnx(model, sample_inputs, name: str) -> ImportedModel:
 
     if isinstance(model, (str, Path)):
         model = load_onnx(model)
+    model = without_initializer_inputs(model)
     declared = graph_inputs(model)
     shapes = fixed_shapes(declared, sample_inputs, name)
     shape_dict = {n: list(s) for (n, _, _), s in zip(declared, shapes)}

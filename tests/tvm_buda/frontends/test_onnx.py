@@ -126,3 +126,28 @@ def test_unsupported_op_names_op_framework_and_route():
     with pytest.raises(ModelImportError, match=r"ONNX model 'det'.*from_onnx.*unsupported op\(s\) Det") as info:
         tvm_buda.compile_model(OnnxModule("det", model), (np.eye(3, dtype=np.float32),))
     assert info.value.ops == ["Det"]
+
+
+def test_initializers_listed_as_inputs_stay_weights():
+    """Older exporters and the model zoo list every initializer among the graph inputs too: such a
+    model compiles (it used to fail with "Variable ... was used before its definition"), takes only
+    its runtime input, and matches onnxruntime."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    weight = rng.standard_normal((8, 10)).astype(np.float32)
+    bias = rng.standard_normal(8).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["0", "1", "2"], ["3"], transB=1)], "linear",
+        [helper.make_tensor_value_info("0", TensorProto.FLOAT, [3, 10]),
+         helper.make_tensor_value_info("1", TensorProto.FLOAT, [8, 10]),
+         helper.make_tensor_value_info("2", TensorProto.FLOAT, [8])],
+        [helper.make_tensor_value_info("3", TensorProto.FLOAT, [3, 8])],
+        [numpy_helper.from_array(weight, "1"), numpy_helper.from_array(bias, "2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+    x = rng.standard_normal((3, 10)).astype(np.float32)
+    compiled = tvm_buda.compile_model(OnnxModule("linear", model), (x,))
+    assert [s.name for s in compiled.imported.inputs] == ["0"]
+    assert sorted(compiled.imported.params) == ["1", "2"]
+    assert_outputs_match(compiled.run(x), x @ weight.T + bias, "linear")
+    assert len(model.graph.input) == 3, "the caller's model is left as it was"
