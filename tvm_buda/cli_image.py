@@ -20,10 +20,7 @@ def _save(args) -> int:
     board = get_board(device_config, args.harvested_rows)
     target = target_for("tt0", board.arch, BackendType.Silicon)
     compiled, _, inputs = _compile_file(args, COMPILE_STAGES)
-    outputs = compiled.run(*inputs)
-    outputs = list(outputs.values()) if isinstance(outputs, dict) else \
-        list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-    path = build_image(compiled, args.output or f"device_images/{compiled.name}.tti", target, outputs)
+    path = build_image(compiled, args.output or f"device_images/{compiled.name}.tti", target, tuple(inputs))
     TTDeviceImage.load_from_disk(path).info()
     print(f"\nwritten: {path} ({path.stat().st_size / 1e6:.2f} MB)")
     return 0

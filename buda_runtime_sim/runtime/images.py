@@ -31,6 +31,7 @@ from ..config import _get_global_compiler_config
 from ..enums import BackendDevice, BackendType
 from ..module import Module
 from ..perf.boards import get_board
+from .devices import _host_values, _split
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
 
 IMAGE_FORMAT = 1
@@ -40,7 +41,7 @@ _hooks: dict = {"load_model": None, "build": None}
 
 def set_image_hooks(load_model=None, build=None) -> None:
     """Installed by tvm_buda: `load_model(image, model_entry)` -> a runnable CompiledModel;
-    `build(compiled, img_path, target, sample_outputs)` writes the image of a compiled model."""
+    `build(compiled, img_path, target, sample_inputs)` writes the image of a compiled model."""
     if load_model is not None:
         _hooks["load_model"] = load_model
     if build is not None:
@@ -260,8 +261,11 @@ def compile_to_image(device, img_path=None, training: bool = False, sample_input
                         f"OnnxModule, ...); {module.name} is a {type(module).__name__}")
     target = target_of(device)
     inputs = sample_inputs if isinstance(sample_inputs, (tuple, list, dict)) else (sample_inputs,)
-    outputs = device.run_module(module, inputs)  # compiles (once) and gives the output signature
-    compiled = device.compiled[id(module)]
+    compiled = device.compiled.get(id(module))
+    if compiled is None:  # compile only: running the sample is not needed to save the image
+        args, kwargs = _split(inputs)
+        compiled = module.compile_for_device(kwargs or _host_values(args), device.compile_config())
+        device.compiled[id(module)] = compiled
     path = Path(img_path or f"device_images/{device.name}.tti")
-    _hook("build")(compiled, path, target, outputs)
+    _hook("build")(compiled, path, target, inputs)
     return TTDeviceImage.load_from_disk(path)

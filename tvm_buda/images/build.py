@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tvm import relax
 
 from buda_runtime_sim.dataformat import DataFormat
 from buda_runtime_sim.perf.ops import tensor_bytes
@@ -29,6 +31,7 @@ from buda_runtime_sim.runtime.images import IMAGE_FORMAT, tool_versions
 from codegen.artifacts import read_safetensors, write_safetensors
 
 from ..cache.store import module_weight_sources
+from ..frontends.imported import split_samples, to_numpy
 from .numerics_json import numerics_to_dict
 
 DESCRIPTOR = "backend_build_binaries/device_desc.json"
@@ -111,12 +114,59 @@ def _queues(parts: _Parts, report, formats_by_module: dict) -> list[dict]:
     return out
 
 
-def _tensor_entries(outputs) -> list[dict]:
-    arrays = [np.asarray(o.value() if hasattr(o, "value") and callable(o.value) else o) for o in outputs]
+def _write_host_library(parts: _Parts, dest: Path) -> None:
+    """Export the host part; a model loaded from a library (warm cache hit, an image) cannot be
+    exported again, so its library file is copied."""
+    try:
+        parts.executable.export_library(str(dest))
+        return
+    except Exception as exc:  # noqa: BLE001 - "Module[library] does not support SaveToBytes"
+        source = getattr(parts.compiled, "host_library", None)
+        if source is None and getattr(parts.compiled, "cache_key", None):
+            from ..cache import CachePolicy, InvalidEntry, read_entry
+
+            policy = CachePolicy.from_env(parts.config)
+            for directory in (policy.load_dir, policy.store_dir):
+                try:
+                    source = read_entry(directory, parts.compiled.cache_key, check_modules=False).host_library
+                    break
+                except (FileNotFoundError, InvalidEntry):
+                    continue
+        if source is None or not Path(source).is_file():
+            raise RuntimeError(f"{parts.name}: the host part cannot be exported ({exc}) and its library file is "
+                               "gone; compile the model again (cache off) to save an image") from None
+    shutil.copyfile(source, dest)
+
+
+def _static_types(ty) -> list | None:
+    """[(shape, dtype)] of a (nested tuple of) tensor type(s), None if any dim is not static."""
+    if isinstance(ty, relax.TupleType):
+        parts = [_static_types(f) for f in ty.fields]
+        return None if any(p is None for p in parts) else [x for p in parts for x in p]
+    if not isinstance(ty, relax.TensorType) or not isinstance(ty.shape, relax.ShapeExpr):
+        return None
+    try:
+        return [([int(d) for d in ty.shape.values], str(ty.dtype))]
+    except (TypeError, ValueError):   # a symbolic dim
+        return None
+
+
+def _output_entries(parts: _Parts, sample_inputs) -> list[dict]:
+    """Name, shape and dtype of every output: from main's static return type when the Relax module
+    is at hand, else by running the sample inputs once."""
+    mod = getattr(parts.compiled.imported, "mod", None)
+    flat = _static_types(mod["main"].ret_ty) if mod is not None else None
+    if flat is not None:
+        return [{"name": f"output_{i}", "shape": s, "dtype": d} for i, (s, d) in enumerate(flat)]
+    args, kwargs = split_samples(sample_inputs)
+    outputs = parts.compiled.run(*args, **kwargs)
+    outputs = list(outputs.values()) if isinstance(outputs, dict) else \
+        list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    arrays = [to_numpy(o) for o in outputs]
     return [{"name": f"output_{i}", "shape": list(a.shape), "dtype": str(a.dtype)} for i, a in enumerate(arrays)]
 
 
-def build_image(compiled, img_path, target: dict, sample_outputs, layout: str | None = None) -> Path:
+def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | None = None) -> Path:
     """Write `compiled` as a single-model TTI at `img_path` for the board in `target`."""
     parts = _parts(compiled)
     layout = layout or image_tensors.requested_layout()
@@ -125,7 +175,7 @@ def build_image(compiled, img_path, target: dict, sample_outputs, layout: str | 
         tmp = Path(tmp)
         members: dict = {}
         host = f"host/{stem}.so"
-        parts.executable.export_library(str(tmp / "host.so"))
+        _write_host_library(parts, tmp / "host.so")
         members[host] = tmp / "host.so"
         in_modules = module_weight_sources(parts.subgraphs)
         host_only = [n for n in parts.weight_names if n not in in_modules or layout == image_tensors.TILIZED]
@@ -161,7 +211,7 @@ def build_image(compiled, img_path, target: dict, sample_outputs, layout: str | 
             "name": parts.name, "framework": parts.framework, "tensor_layout": layout,
             "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype, "data_format": io_df}
                        for s in parts.inputs],
-            "outputs": [{**o, "data_format": io_df} for o in _tensor_entries(sample_outputs)],
+            "outputs": [{**o, "data_format": io_df} for o in _output_entries(parts, sample_inputs)],
             "targets": [], "output_structure": parts.output_structure, "output_names": parts.output_names,
             "weight_names": parts.weight_names, "host_library": host, "host_weights": host_weights,
             "subgraphs": subgraphs, "summary": parts.summary, "index_limits": parts.index_limits,

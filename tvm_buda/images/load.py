@@ -67,4 +67,5 @@ def load_model(image, entry: dict):
     compiled.exec_context.numerics = numerics          # as compiled, whatever this process's env says
     compiled.framework = "pytorch" if entry["framework"] == "pytorch" else "numpy"
     compiled.image = image                              # keeps the unpacked folder alive
+    compiled.host_library = image.member(entry["host_library"])   # to save it again (it cannot be re-exported)
     return compiled

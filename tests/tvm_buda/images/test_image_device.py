@@ -89,3 +89,14 @@ def test_tilized_parameters_decode_to_the_device_values(monkeypatch, variable):
     for name, value in subgraph.preloaded.items():
         np.testing.assert_array_equal(value, quantize(originals[name], DataFormat.from_json(formats[name])))
     assert torch.equal(model.run(x), expected)
+
+
+def test_an_image_from_a_warm_cache_hit(monkeypatch):
+    """A model loaded from the TVM cache has no Relax module and a host part that cannot be exported
+    again: the image takes the output shapes from one run and copies the entry's library."""
+    monkeypatch.setenv("PYBUDA_ENABLE_TVM_CACHE", "1")
+    _mlp_image("device_images/cold.tti")
+    img, x, expected = _mlp_image("device_images/warm.tti")
+    assert _mlp_image.compiled.imported.mod is None
+    assert img.model()["outputs"][0]["shape"] == [8, 32]
+    assert torch.equal(img.load_model().run(x), expected)
