@@ -176,6 +176,7 @@ class TTDevice(Device):
 
     def shutdown_device(self) -> int:
         dropped = super().shutdown_device()
+        self.compiled.clear()  # the compiled models (and their weights) go with the device
         self._telemetry.close()
         return dropped
 
