@@ -180,12 +180,13 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     return accumulate(out, accumulate_df)
 
 
-def matmul_operand_slices(x, role: str, fidelity) -> list[np.ndarray]:
+def matmul_operand_slices(x, role: str, fidelity, data_format: DataFormat | None = None) -> list[np.ndarray]:
     """One matmul operand's slices, in phase-term order: `sum_i op(srcb[i], srca[i])` over the two
     operands' lists is the product at `fidelity` for any bilinear `op` (matmul, convolution), since
     every partial product is exact in float32. role: "srcb" (the first matmul input, activations)
-    or "srca" (the second, weights). HiFi3 has two terms (full x full - low x low), the rest one."""
-    operand, phases = _Operand(x), _phases(fidelity)
+    or "srca" (the second, weights). HiFi3 has two terms (full x full - low x low), the rest one;
+    a low slice the operand's known `data_format` makes zero comes back as None (skip the term)."""
+    operand, phases = _Operand(x, data_format), _phases(fidelity)
     if role not in ("srca", "srcb"):
         raise ValueError(f"role must be 'srca' or 'srcb', got {role!r}")
     if phases == 3:   # an operand of unknown format always has a low slice (maybe all zero)

@@ -14,8 +14,6 @@ convolution is the ordinary convolution of the stride-spread input with the flip
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..dataformat import MathFidelity
@@ -25,34 +23,24 @@ from .conv_weights import matrix_as_kernel, weight_matrix
 from .registry import kernel
 from .window import Window, make_window, pair
 
-# id(read-only weight storage) -> (weakref, {fidelity: torch kernels per phase term}): a parameter's
-# slices are cut once, like fidelity_matmul's weight splits.
-_KERNEL_SLICES: dict[int, tuple] = {}
-
-
 def _weight_slices(weights, kernel_size, transposed: bool, groups: int, fidelity):
-    """Torch (Cout, Cin/g, kH, kW) kernels of the weight's SrcA slices, one per phase term."""
+    """Torch (Cout, Cin/g, kH, kW) kernels of the weight's SrcA slices, one per phase term (None for
+    a low slice the format makes zero); a read-only weight keeps them (Tensor.derived)."""
     import torch
 
-    fidelity = MathFidelity.parse(fidelity)
-    padded = weights.padded
-    cacheable = not padded.flags.writeable and weights.ndim == 2
-    entry = _KERNEL_SLICES.get(id(padded)) if cacheable else None
-    if entry is not None and entry[0]() is padded and fidelity in entry[1]:
-        return entry[1][fidelity]
+    cache = weights.derived() if weights.ndim == 2 else None
+    key = ("conv_kernels", MathFidelity.parse(fidelity))
+    if cache is not None and key in cache:
+        return cache[key]
     if weights.ndim == 2:
         matrix = weights.logical()
     else:
         matrix = weight_matrix(weights.logical(), transposed, groups)
         kernel_size = weights.shape[2:]
-    slices = [torch.from_numpy(np.ascontiguousarray(matrix_as_kernel(part, kernel_size)))
-              for part in matmul_operand_slices(matrix, "srca", fidelity)]
-    if cacheable:
-        if entry is None or entry[0]() is not padded:
-            key = id(padded)
-            entry = (weakref.ref(padded, lambda _, key=key: _KERNEL_SLICES.pop(key, None)), {})
-            _KERNEL_SLICES[key] = entry
-        entry[1][fidelity] = slices
+    slices = [None if part is None else torch.from_numpy(np.ascontiguousarray(matrix_as_kernel(part, kernel_size)))
+              for part in matmul_operand_slices(matrix, "srca", fidelity, weights.data_format)]
+    if cache is not None:
+        cache[key] = slices
     return slices
 
 
@@ -94,7 +82,7 @@ def _check_shapes(inputs, channels: int, kernel_size, transposed: bool, groups: 
                                          f"in {groups} group(s)")
 
 
-def _convolve(x: np.ndarray, kernels, window: Window, groups: int, channel_last: bool, numerics,
+def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, channel_last: bool, numerics,
               spread: tuple[int, int] = (1, 1)) -> np.ndarray:
     """Sum over phase terms of conv2d(SrcB slice of x, SrcA slice of the weights), accumulated."""
     import torch
@@ -103,8 +91,10 @@ def _convolve(x: np.ndarray, kernels, window: Window, groups: int, channel_last:
     left, right, top, bottom = window.pad
     symmetric = left == right and top == bottom and min(window.pad) >= 0
     total = None
-    for part, kernel_part in zip(matmul_operand_slices(x, "srcb", numerics.math_fidelity), kernels):
-        t = torch.from_numpy(part)
+    for part, kernel_part in zip(matmul_operand_slices(x, "srcb", numerics.math_fidelity, x_format), kernels):
+        if part is None or kernel_part is None:  # a low slice the formats make zero
+            continue
+        t = torch.from_numpy(np.ascontiguousarray(part))
         t = t.permute(0, 3, 1, 2) if channel_last else t
         if spread != (1, 1):
             n, c, h, w = t.shape
@@ -141,7 +131,7 @@ def conv2d(inputs, attrs, numerics):
                          attrs.get("padding", "same"), height, width)
     window.output_size(height, width)  # a kernel larger than the padded input is a clear error
     kernels = _weight_slices(inputs[1], kernel_size, False, groups, numerics.math_fidelity)
-    out = _convolve(x, kernels, window, groups, channel_last, numerics)
+    out = _convolve(x, inputs[0].data_format, kernels, window, groups, channel_last, numerics)
     return _finish(out, inputs, batched, channel_last, numerics)
 
 
@@ -160,7 +150,7 @@ def conv2d_transpose(inputs, attrs, numerics):
     window = Window(tuple(kernel_size), (1, 1), dilation,
                     (ext_w - left, ext_w - right + extra_w, ext_h - top, ext_h - bottom + extra_h))
     kernels = _weight_slices(inputs[1], kernel_size, True, groups, numerics.math_fidelity)
-    out = _convolve(x, kernels, window, groups, channel_last, numerics, spread=stride)
+    out = _convolve(x, inputs[0].data_format, kernels, window, groups, channel_last, numerics, spread=stride)
     return _finish(out, inputs, batched, channel_last, numerics)
 
 
