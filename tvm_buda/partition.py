@@ -11,6 +11,7 @@ import threading
 import tvm
 from tvm import relax
 from tvm.relax.backend.pattern_registry import get_patterns_with_prefix, register_patterns
+from tvm.relax.backend.utils import has_leaking_intermediate_variables
 from tvm.relax.dpl import is_op, wildcard
 from tvm.relax.transform import PatternCheckContext
 
@@ -53,11 +54,14 @@ def _patterns():
 
 
 def _composite_patterns():
-    """Fused patterns (matmul + bias, ...) from the op table; never across an op kept on the host."""
+    """Fused patterns (matmul + bias, ...) from the op table; never across an op kept on the host,
+    and never when an inner result is also read outside the match (`addmm`'s x@W + (x@W + b)):
+    fusing then would duplicate the product or make two groups depend on each other (a cycle)."""
     for name, root, annotated, check in composite_patterns(PATTERN_PREFIX):
         def guarded(context: PatternCheckContext, check=check) -> bool:
             exprs = [context.matched_expr, *context.annotated_expr.values()]
-            return not _policy.on_host(context, exprs) and check(context)
+            return (not _policy.on_host(context, exprs) and not has_leaking_intermediate_variables(context)
+                    and check(context))
 
         yield (name, root, annotated, guarded)
 

@@ -95,3 +95,19 @@ def test_zero_dim_results_keep_their_rank(model, shapes):
     assert compiled.device_ops(), "the op should run on the device"
     assert out.shape == ()
     assert_matches_golden(out, model(*args))
+
+
+class _ProductReadTwice(torch.nn.Module):
+    """ONNX's addmm test: the product feeds a bias add and is read again (x@W + (x@W + b))."""
+
+    def forward(self, x, w, b):
+        p = x @ w
+        return p + (p + b)
+
+
+def test_fused_pattern_whose_inner_result_is_read_elsewhere_does_not_crash():
+    torch.manual_seed(0)
+    model, args = _ProductReadTwice(), (torch.randn(2, 3), torch.randn(3, 4), torch.randn(4))
+    compiled = tvm_buda.compile_model(model, args)
+    assert compiled.cpu_ops() == []
+    assert_matches_golden(compiled.run(*args), model(*args))
