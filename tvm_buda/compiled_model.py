@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,7 @@ class CompiledModel:
             self.vm = relax.VirtualMachine(executable, tvm.cpu())
         self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
         self.exec_context = context.ExecutionContext(numerics=config.numerics())
+        self._run_lock = threading.RLock()
 
     # ---- running ----------------------------------------------------------------------------
     def run(self, *inputs, **named_inputs):
@@ -55,17 +57,18 @@ class CompiledModel:
         arrays = self.imported.bind_inputs(inputs, named_inputs)
         check_indices(self.name, {s.name: a for s, a in zip(self.imported.inputs, arrays)}, self.index_limits)
         args = [_vm_tensor(a) for a in arrays]
-        with context.use(self.exec_context):
+        with self._run_lock, context.use(self.exec_context):  # a Relax VM runs one call at a time
             result = self.vm["main"](*args, *self._weights)
-        converted = [to_framework(o, OUTPUT_FRAMEWORK.get(self.framework, "numpy")) for o in _flatten(result)]
+            converted = [to_framework(o, OUTPUT_FRAMEWORK.get(self.framework, "numpy")) for o in _flatten(result)]
         return self.imported.pack_outputs(converted)
 
     __call__ = run
 
     def reload_generated_modules(self) -> None:
-        """Re-import every generated module on the next run (picks up hand edits)."""
-        for subgraph, _ in self.subgraphs:
-            subgraph.reload()
+        """Re-import every generated module now (picks up hand edits)."""
+        with self._run_lock:
+            for subgraph, _ in self.subgraphs:
+                subgraph.reload()
 
     # ---- weights ----------------------------------------------------------------------------
     def parameters(self) -> dict[str, np.ndarray]:
@@ -78,16 +81,18 @@ class CompiledModel:
         if unknown:
             raise KeyError(f"{self.name}: no parameter(s) {unknown}; parameters are {self.weight_names}")
         arrays = {k: to_numpy(v) for k, v in values.items()}
-        for name, array in arrays.items():
+        for name, array in arrays.items():  # all checked before any is replaced
             current = self.imported.params[name]
             if array.shape != current.shape:
                 raise ValueError(f"{self.name}: parameter {name} has shape {current.shape}, got {array.shape}")
-            self.imported.params[name] = array.astype(current.dtype, copy=False)
-        self._weights = [_vm_tensor(self.imported.params[n]) for n in self.weight_names]
-        for subgraph, _ in self.subgraphs:
-            for kind, local, source in subgraph.arg_roles:
-                if kind == "parameter" and source in arrays:
-                    subgraph.module.set_parameter(local, arrays[source])
+        with self._run_lock:  # not while another thread runs the model
+            for name, array in arrays.items():
+                self.imported.params[name] = array.astype(self.imported.params[name].dtype, copy=False)
+            self._weights = [_vm_tensor(self.imported.params[n]) for n in self.weight_names]
+            for subgraph, _ in self.subgraphs:
+                for kind, local, source in subgraph.arg_roles:
+                    if kind == "parameter" and source in arrays:
+                        subgraph.module.set_parameter(local, arrays[source])
 
     # ---- what went where --------------------------------------------------------------------
     def device_ops(self) -> list[str]:

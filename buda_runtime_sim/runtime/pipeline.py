@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import queue
+import threading
 import warnings
 from collections.abc import Mapping
 
@@ -12,6 +14,16 @@ from . import devices, queues
 from . import training as _training
 
 _state = {"output_queue": None, "initialized": False}
+_lock = threading.RLock()  # one pipeline: a call's inputs, run and outputs are not interleaved with another's
+
+
+def _serialised(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with _lock:
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def _wrap(outputs) -> list[Tensor]:
@@ -43,6 +55,7 @@ def _forward(pipeline, count: int, output_queue: queue.Queue) -> None:
         output_queue.put(_wrap(values))
 
 
+@_serialised
 def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: queue.Queue | None = None,
                   _sequential: bool = False, _perf_trace: bool = False, _verify_cfg=None, **legacy):
     """Run inputs through the device pipeline; returns the queue the outputs (lists of Tensors) go to.
@@ -63,6 +76,7 @@ def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: qu
     return output_queue
 
 
+@_serialised
 def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None = None, checkpoint_queue=None,
                         sample_inputs=(), sample_targets=(), microbatch_count: int = 1, d2d_fwd_queues=(),
                         d2d_bwd_queues=(), _sequential: bool = False, _verify_cfg=None, _device_mode=None):
@@ -86,6 +100,7 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
     return _state["output_queue"]
 
 
+@_serialised
 def run_forward(input_count: int = 1, _sequential: bool = False) -> None:
     """Run queued inputs through an initialized pipeline; outputs go to initialize_pipeline's queue
     (when training: the loss, and the pass is kept for run_backward)."""
@@ -98,6 +113,7 @@ def run_forward(input_count: int = 1, _sequential: bool = False) -> None:
 
 
 
+@_serialised
 def run_module(module, args):
     """`Module.run(*args)`: place on a fresh TTDevice, run once, return the outputs."""
     shutdown()
@@ -108,6 +124,7 @@ def run_module(module, args):
         shutdown()
 
 
+@_serialised
 def shutdown() -> None:
     """Stop all devices and forget the pipeline; unconsumed inputs are dropped with a warning. Idempotent."""
     for device in devices.registered_devices():
