@@ -9,7 +9,7 @@ means fast but big ops and many epochs; large T few epochs of slow ops.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -72,7 +72,46 @@ def balance(prepared: PreparedGraph, config: PlacementConfig, runs: int) -> Plan
         plan = Plan(placements, epoch_costs(prepared, placements, runs), target)
         if best is None or plan.total_cycles < best.total_cycles:
             best = plan
-    return best
+    return _fill_spare_cores(prepared, config, runs, frontiers, best)
+
+
+def _fill_spare_cores(prepared, config, runs, frontiers, plan: Plan) -> Plan:
+    """Spend each epoch's idle cores on its slowest op, as PyBuda's balancer fills an epoch
+    (spec/perf_data/netlist_summary.md: a median of 59 of 64 and 114 of 120 cores busy per
+    epoch). An op takes its next faster grid while the epoch still fits on the board; ops
+    pinned by override_op_size and epochs spanning chips are left alone."""
+    board = prepared.board
+    frontier_of = {op.name: f for op, f in zip(prepared.placed, frontiers)}
+    pinned = {op.name for op in prepared.placed if int(op.allowed.sum()) == 1}
+    subgraph = {op.name: op.op.subgraph for op in prepared.placed}
+    by_epoch: dict[int, list[Placement]] = {}
+    for pl in plan.placements:
+        by_epoch.setdefault(pl.epoch, []).append(pl)
+    placements = []
+    for index, members in sorted(by_epoch.items()):
+        names = [pl.op for pl in members]
+        grids = {pl.op: pl.grid for pl in members}
+        layout = members
+        cycles = {n: _frontier_cycles(frontier_of[n], grids[n]) for n in names}
+        while not any(pl.chip for pl in layout):
+            slowest = max(names, key=cycles.__getitem__)
+            frontier = frontier_of[slowest]
+            step = frontier.grids.index(grids[slowest]) + 1 if grids[slowest] in frontier.grids else len(frontier.grids)
+            if slowest in pinned or step >= len(frontier.grids):
+                break
+            trial = dict(grids, **{slowest: frontier.grids[step]})
+            trial_layout = place([(n, trial[n], subgraph[n]) for n in names], board)
+            if any(pl.epoch or pl.chip for pl in trial_layout):
+                break
+            grids, layout, cycles[slowest] = trial, trial_layout, float(frontier.cycles[step])
+        placements += [replace(pl, epoch=index) for pl in layout]
+    filled = Plan(placements, epoch_costs(prepared, placements, runs), plan.target_cycles)
+    return filled if filled.total_cycles <= plan.total_cycles else plan
+
+
+def _frontier_cycles(frontier: _Frontier, grid: tuple[int, int]) -> float:
+    """Cycles of an op at a grid on its frontier (the balancer only picks frontier grids)."""
+    return float(frontier.cycles[frontier.grids.index(grid)]) if grid in frontier.grids else float("inf")
 
 
 def _targets(frontiers: list[_Frontier]) -> list[float]:

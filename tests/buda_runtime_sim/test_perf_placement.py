@@ -177,3 +177,21 @@ def test_relu_and_bias_fuse_into_the_matmul_before_them():
     # A relu whose input also feeds another op keeps its own cores.
     forked = ops[:3] + [PerfOp("out", "Add", ((64, 96), (64, 96)), (64, 96), ("act", "bias"))]
     assert estimate(OpGraph(forked, {"w", "b"})).op("act").kind == "sfpu"
+
+
+def test_idle_cores_of_an_epoch_go_to_its_slowest_op():
+    # A plan with every op on one core leaves most of the epoch idle; filling gives the slowest
+    # ops bigger grids while the epoch still fits the chip, and never costs more.
+    from buda_runtime_sim.perf.balancer import Plan, _fill_spare_cores, _Frontier
+    from buda_runtime_sim.perf.epochs import epoch_costs
+    from buda_runtime_sim.perf.placer import place
+    from buda_runtime_sim.perf.prepare import prepare
+
+    config, board = PlacementConfig("wh_n150"), get_board("wh_n150")
+    prepared = prepare(mlp_graph(layers=2), board, config)
+    frontiers = [_Frontier.of(op) for op in prepared.placed]
+    ones = place([(op.name, (1, 1), 0) for op in prepared.placed], board)
+    plan = Plan(ones, epoch_costs(prepared, ones, 8), 0.0)
+    filled = _fill_spare_cores(prepared, config, 8, frontiers, plan)
+    assert len(filled.epochs) == 1 and filled.total_cycles < plan.total_cycles / 4
+    assert 4 < sum(pl.cores for pl in filled.placements) <= board.cores
