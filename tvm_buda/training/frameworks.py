@@ -1,7 +1,7 @@
 """Which weights of a framework model train, and writing trained values back into the model.
 
-PyTorch: torch.export names a parameter `a.b.weight` as the graph input `p_a_b_weight`; the
-parameters with requires_grad=True train, and `write_back` copies trained values into the
+PyTorch: the exported program's signature maps each graph input to the torch parameter it holds
+(`p_a_b_weight` -> `a.b.weight`); the parameters with requires_grad=True train, and `write_back` copies trained values into the
 torch.nn.Module so `model.state_dict()` is the result. Other frameworks: every float weight the
 importer kept as a graph parameter trains; their models are not written back (yet).
 """
@@ -13,25 +13,27 @@ import numpy as np
 from .trainable import TrainableModel
 
 
-def torch_parameter_names(torch_module, graph_params: dict) -> dict[str, str]:
-    """Graph parameter name -> torch parameter name, for the parameters that require grad."""
-    out = {}
-    for name, param in torch_module.named_parameters():
-        graph_name = "p_" + name.replace(".", "_")
-        if graph_name not in graph_params:
-            raise KeyError(f"training: torch parameter {name!r} has no graph parameter {graph_name!r} "
-                           f"(graph parameters: {sorted(graph_params)})")
-        if param.requires_grad:
-            out[graph_name] = name
-    return out
+def import_torch_for_training(torch_module, sample_inputs, name: str):
+    """(ImportedModel, {graph parameter name: torch parameter name} for parameters requiring grad)."""
+    from ..frontends.pytorch import export, import_exported_program
+
+    program = export(torch_module, sample_inputs, name)
+    imported = import_exported_program(program, name)
+    requires = {n for n, p in torch_module.named_parameters() if p.requires_grad}
+    names = {graph: fqn for graph, fqn in program.graph_signature.inputs_to_parameters.items() if fqn in requires}
+    missing = sorted(set(names) - set(imported.params))
+    if missing:
+        raise KeyError(f"training: graph parameter(s) {missing} not found after import; graph parameters are "
+                       f"{sorted(imported.params)}")
+    return imported, names
 
 
 def compile_for_training(module, sample_inputs, config, input_grad_count: int = 0) -> TrainableModel:
     """Import a framework module and compile its forward and backward for the device."""
-    imported = module.import_model(sample_inputs, module.name)
     if module.framework == "pytorch":
-        names = torch_parameter_names(module.framework_module, imported.params)
+        imported, names = import_torch_for_training(module.framework_module, sample_inputs, module.name)
     else:
+        imported = module.import_model(sample_inputs, module.name)
         names = {k: k for k, v in imported.params.items() if np.asarray(v).dtype.kind == "f"}
     model = TrainableModel(imported, list(names), config, input_grad_count=input_grad_count)
     model.framework_names = names

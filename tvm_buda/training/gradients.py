@@ -191,3 +191,24 @@ def _conv2d_transpose_grad(orig_var, orig_call, output_grad, ctx):
                                                "NCHW", "OIHW"))
     weight_grad = conv2d_grad(x, as_conv, x, ctx)[1]
     return [as_conv, weight_grad]
+
+
+@_register("relax.take")
+def _take_grad(orig_var, orig_call, output_grad, ctx):
+    """An embedding's gradient scatter (take_backward, a host op). TVM lowers take_backward for 1-D
+    indices only; batched ids (B, S) are flattened first."""
+    from tvm.relax.op.grad import take_backward
+
+    x, indices = orig_call.args
+    axis = orig_call.attrs.axis
+    axis = 0 if axis is None else int(axis) % len(_shape(x))
+    index_dims = [int(d) for d in _shape(indices)]
+    grad = output_grad
+    if len(index_dims) != 1:
+        count = 1
+        for d in index_dims:
+            count *= d
+        dims = [int(d) for d in _shape(x)]
+        indices = relax.op.reshape(indices, [count])
+        grad = relax.op.reshape(output_grad, dims[:axis] + [count] + dims[axis + 1:])
+    return [take_backward(grad, x, indices, axis), no_grad(orig_call.args[1])]

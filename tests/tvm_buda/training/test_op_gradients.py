@@ -16,8 +16,7 @@ from buda_runtime_sim.config import CompilerConfig
 from buda_runtime_sim.dataformat import DataFormat, MathFidelity
 from buda_runtime_sim.numerics_config import NumericsConfig
 from buda_runtime_sim.verify import pcc
-from tvm_buda.frontends.pytorch import import_pytorch
-from tvm_buda.training.frameworks import torch_parameter_names
+from tvm_buda.training.frameworks import import_torch_for_training
 from tvm_buda.training.trainable import TrainableModel
 
 
@@ -144,8 +143,7 @@ def test_gradients_match_torch_autograd(group):
     cases = GROUPS[group]
     model = Group(cases)
     inputs = [x for _, _, xs, _ in cases for x in xs]
-    imported = import_pytorch(model, inputs, group)
-    names = torch_parameter_names(model, imported.params)
+    imported, names = import_torch_for_training(model, inputs, group)
     trained = TrainableModel(imported, list(names), CompilerConfig(), input_grad_count=len(inputs))
     missing = [op for op, _, _, _ in cases if op not in trained.forward_model.device_ops()]
     assert not missing, f"ops not on the device: {missing}"
