@@ -25,9 +25,9 @@ def regression_data(steps: int, batch: int = 8, seed: int = 1):
     return xs, ys
 
 
-def train_on_device(model, xs, ys, optimizer, loss_module=None, loss_on_tt: bool = False, **run_kwargs):
+def train_on_device(model, xs, ys, optimizer, loss_module=None, loss_on_tt: bool = False, arch=None, **run_kwargs):
     """PyBuda's canonical shape: the model on tt0, the loss on cpu0 (or on tt0); returns the losses."""
-    tt0 = pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("model", model), optimizer=optimizer)
+    tt0 = pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("model", model), optimizer=optimizer, arch=arch)
     loss_module = loss_module or pybuda.PyTorchModule("loss", torch.nn.L1Loss())
     last = tt0
     if loss_on_tt:

@@ -9,6 +9,7 @@ model, so they run on the simulator in device formats with host fallback where n
 from __future__ import annotations
 
 import numpy as np
+from tvm import relax
 
 from buda_runtime_sim.config import CompilerConfig
 
@@ -18,6 +19,8 @@ from .autodiff import training_graphs
 
 
 class TrainableModel:
+    """With nothing to differentiate (frozen weights, no input gradient wanted) it is forward only."""
+
     def __init__(self, imported: ImportedModel, trainable: list[str], config: CompilerConfig,
                  input_grad_count: int = 0):
         self.name = imported.name
@@ -25,9 +28,17 @@ class TrainableModel:
         self.trainable = list(trainable)
         grad_inputs = [s.name for s in self.inputs[:input_grad_count] if "float" in s.dtype]
         self.grad_inputs = grad_inputs
+        self.params = imported.params  # shared with the caller's ImportedModel: one copy of the weights
+        self.framework_names = {n: n for n in self.trainable}  # graph name -> the framework's name
+        self.write_back = None  # callable(values by graph name): copy trained values into the framework model
+        self.backward_model = None
+        if not grad_inputs and not self.trainable:
+            self.forward_model = build_imported(imported, config)
+            self.num_outputs = len(imported.mod["main"].ret_ty.fields) \
+                if isinstance(imported.mod["main"].ret_ty, relax.TupleType) else 1
+            return
         graphs = training_graphs(imported.mod["main"], len(self.inputs), grad_inputs + self.trainable)
         self.num_outputs = graphs.num_outputs
-        self.params = imported.params  # shared with the caller's ImportedModel: one copy of the weights
         fwd = ImportedModel(f"{imported.name}_fwd", "relax", graphs.forward, self.params, self.inputs, "tuple")
         main = graphs.backward["main"]
         n_bwd_inputs = self.num_outputs + len(graphs.saved)
@@ -38,17 +49,17 @@ class TrainableModel:
         self.forward_model = build_imported(fwd, config)
         self.backward_model = build_imported(bwd, config)
         self.output_specs = bwd_inputs[:self.num_outputs]
-        self.framework_names = {n: n for n in self.trainable}  # graph name -> the framework's name
-        self.write_back = None  # callable(values by graph name): copy trained values into the framework model
 
     def forward(self, *inputs) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """(outputs, saved): run the forward graph on the device."""
         results = self.forward_model.run(*inputs)
-        results = list(results) if isinstance(results, tuple) else [results]
+        results = list(results) if isinstance(results, (tuple, list)) else [results]
         return results[:self.num_outputs], results[self.num_outputs:]
 
     def backward(self, saved: list[np.ndarray], output_grads: list) -> tuple[dict, dict]:
         """(parameter gradients, input gradients) by name, for one forward's saved values."""
+        if self.backward_model is None:
+            return {}, {}
         dys = []
         for spec, g in zip(self.output_specs, output_grads):
             g = np.asarray(g, dtype=np.float32)
@@ -66,7 +77,8 @@ class TrainableModel:
 
     def update_parameters(self, values: dict) -> None:
         self.forward_model.update_parameters(values)
-        backward_values = {k: v for k, v in values.items() if k in self.backward_model.weight_names}
+        backward_values = {k: v for k, v in values.items()
+                           if self.backward_model is not None and k in self.backward_model.weight_names}
         if backward_values:
             self.backward_model.update_parameters(backward_values)
 
