@@ -9,6 +9,7 @@ import pybuda
 from buda_runtime_sim.dataformat import DataFormat
 from buda_runtime_sim.formats import quantize, tile_bytes
 from buda_runtime_sim.perf.ops import tensor_tiles
+from buda_runtime_sim.runtime import image_tensors
 from buda_runtime_sim.runtime.images import ImageError
 from codegen.artifacts import read_safetensors
 from tvm_buda.demo_models import mlp
@@ -29,8 +30,8 @@ def _mlp_image(path="device_images/tt0.tti", arch=pybuda.BackendDevice.Grayskull
     return img, x, expected
 
 
-def test_info_of_a_harvested_grayskull_image(capsys):
-    img, _, _ = _mlp_image(device_config="gs_e150", harvested_rows=[1, 11])
+def test_info_and_loading_checks_of_a_harvested_grayskull_image(capsys):
+    img, x, expected = _mlp_image(device_config="gs_e150", harvested_rows=[1, 11])
     text = img.info()
     assert capsys.readouterr().out.strip() == text.strip()
     for line in ("- Device Name: tt0", "- arch: BackendDevice.Grayskull", "- chip_ids: [0]",
@@ -39,10 +40,7 @@ def test_info_of_a_harvested_grayskull_image(capsys):
         assert line in text
     assert "tvm_buda_version" in text and "apache_tvm_version" in text
     assert img.get_input_shapes() == [[8, 64]]
-
-
-def test_loading_checks_the_running_device(tmp_path):
-    img, x, expected = _mlp_image(device_config="gs_e150", harvested_rows=[1, 11])
+    # loading checks the device this process targets
     pybuda.set_configuration_options(harvested_rows=[2])
     with pytest.raises(ImageError, match=r"harvested rows \[1, 11\] \(mask 2050\).*rows \[2\]"):
         pybuda.TTDevice.load_image(img=img)
@@ -70,8 +68,14 @@ def test_a_custom_device_descriptor_is_embedded(tmp_path):
 
 
 @pytest.mark.parametrize("variable", ["PYBUDA_TTI_BACKEND_TILIZED_FORMAT", "PYBUDA_TTI_BACKEND_FORMAT"])
-def test_tilized_parameters_decode_to_the_device_values(monkeypatch, variable):
+def test_either_variable_selects_the_device_layout(monkeypatch, variable):
+    assert image_tensors.requested_layout() == image_tensors.PLAIN
     monkeypatch.setenv(variable, "1")
+    assert image_tensors.requested_layout() == image_tensors.TILIZED
+
+
+def test_tilized_parameters_decode_to_the_device_values(monkeypatch):
+    monkeypatch.setenv("PYBUDA_TTI_BACKEND_TILIZED_FORMAT", "1")
     monkeypatch.setenv("PYBUDA_AMP_LIGHT", "1")    # matmul weights in Bfp8: block-float tiles
     img, x, expected = _mlp_image(arch=pybuda.BackendDevice.Wormhole_B0)
     monkeypatch.delenv("PYBUDA_AMP_LIGHT")          # the image keeps its own numerics
