@@ -98,7 +98,7 @@ def their_block(row: dict) -> dict:
 
 
 def _ours(report, graph, weights):
-    """Our placed matmul/conv ops: (name, grid, out tiles, kt, cycles, block text)."""
+    """Our placed matmul/conv ops: (name, grid, out tiles, kt, cycles, block text, kind)."""
     ops = {op.name: op for op in graph.ops}
     out = []
     for row in report.ops:
@@ -108,7 +108,7 @@ def _ours(report, graph, weights):
         r, c = row.grid
         nz = -(-g.z // c)
         block = f"t{nz} {-(-g.rt // r)}x{-(-(g.z * g.ct) // c) // nz}"
-        out.append((row.name, row.grid, g.z * g.rt * g.ct, g.kt, row.cycles, block))
+        out.append((row.name, row.grid, g.z * g.rt * g.ct, g.kt, row.cycles, block, g.kind))
     return out
 
 
@@ -132,14 +132,17 @@ def compare(netlist: Netlist, workload, board: str) -> None:
         row = dict(row, arch=netlist.arch)
         theirs = their_block(row)
         tiles = theirs["t"] * theirs["rows"] * theirs["cols"]
-        match = min(ours, key=lambda o: (o[3] != theirs["kt"], abs(o[2] - tiles) / tiles), default=None)
+        # Depthwise: PyBuda splits the taps over several ops (m_k 3 of 9), so match output tiles only.
+        same_k = (lambda o: True) if row["type"] == "depthwise" else (lambda o: o[3] == theirs["kt"])
+        candidates = [o for o in ours if (o[6] == "depthwise") == (row["type"] == "depthwise")]
+        match = min(candidates, key=lambda o: (not same_k(o), abs(o[2] - tiles) / tiles), default=None)
         gr, gc = theirs["grid"]
         text = (f"  {row['op'][-36:] + ' (' + row['ops'] + ')':<44} {gr}x{gc:<3} {theirs['t']:>3} "
                 f"{row['mblock'] + '/' + row['ublock']:>9} {theirs['cycles']:>8,.0f} | ")
-        if match is None or match[3] != theirs["kt"] or abs(match[2] - tiles) > 0.1 * tiles:
+        if match is None or not same_k(match) or abs(match[2] - tiles) > 0.1 * tiles:
             print(text + "no op of ours with these tiles")
             continue
-        name, (r, c), _, _, cycles, block = match
+        name, (r, c), _, _, cycles, block, _ = match
         print(text + f"{name[-34:]:<34} {r}x{c:<3} {block:>10} {cycles:>8,.0f}")
 
 

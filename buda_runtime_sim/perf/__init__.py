@@ -35,7 +35,8 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
    fewest cores reaching T (or its fastest grid); ops are shelf-packed onto the core grid in
    schedule order; a full grid, a new device program or `set_epoch_break` starts a new epoch
    (`set_chip_break`: the next chip). `override_op_size` pins a grid; `place_on_one_row` allows
-   only 1 x c grids. The T giving the smallest total time is kept.
+   only 1 x c grids. The T giving the smallest total time is kept; then each epoch's idle cores
+   go to its slowest op (next faster grid) while the epoch still fits, as PyBuda fills epochs.
 
 5. Epochs (epochs.py). An epoch is a pipeline all runs of the microbatch stream through:
        epoch cycles = switch + prologue + fill + (runs - 1) x stage
