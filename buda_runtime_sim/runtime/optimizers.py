@@ -49,8 +49,8 @@ def lamb_rule(m, p, g, state, step, hp):
     if hp["weight_decay"]:
         update = update + hp["weight_decay"] * p
     low, high = hp["clip_value"]
-    weight_norm = float(np.clip(m.array(m.norm(p)), low, high))
-    update_norm = float(m.array(m.norm(update)))
+    weight_norm = float(np.clip(m.array(m.norm(p)).reshape(()), low, high))
+    update_norm = float(m.array(m.norm(update)).reshape(()))
     trust = weight_norm / update_norm if weight_norm > 0 and update_norm > 0 else 1.0
     return p - (hp["lr"] * trust) * update
 
