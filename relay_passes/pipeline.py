@@ -12,6 +12,7 @@ from .channels_last_convs import ConvsChannelsLast
 from .collapse_sum_as_sum import CollapseSumAsSum
 from .decompose_elementwise import DecomposeElementwise
 from .decompose_shapes import DecomposeStackAndAdaptivePool
+from .dropout_as_identity import DropoutAsIdentity
 from .divide_by_constant import DivideByConstantAsMultiply
 from .guard_take import GuardTakeIndices
 from .prepare_conv_layouts import PrepareConvLayouts
@@ -56,6 +57,7 @@ def buda_pass_pipeline() -> PassPipeline:
             # canonicalise
             NamedPass("canonicalize_bindings", relax.transform.CanonicalizeBindings,
                       "drop trivial re-bindings so patterns see ops back to back"),
+            NamedPass("dropout_as_identity", DropoutAsIdentity, "dropout's output is its input at inference"),
             NamedPass("decompose_ops_for_inference", relax.transform.DecomposeOpsForInference,
                       "batch_norm (a tuple-valued op) into elementwise scale and shift, before folding"),
             NamedPass("fold_constant", relax.transform.FoldConstant,

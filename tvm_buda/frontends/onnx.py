@@ -96,7 +96,12 @@ def import_onnx(model, sample_inputs, name: str) -> ImportedModel:
     try:
         mod = from_onnx(model, shape_dict, dtype_dict, keep_params_in_input=True)
     except Exception as exc:  # noqa: BLE001 - re-raised with the framework and route named
-        raise import_failed("onnx", name, ROUTE, exc) from exc
+        # Some converters need an initializer as a constant (SequenceInsert's position, ...):
+        # import again with every weight embedded as a constant before giving up.
+        try:
+            mod = from_onnx(model, shape_dict, dtype_dict, keep_params_in_input=False)
+        except Exception:  # noqa: BLE001 - the first error says more
+            raise import_failed("onnx", name, ROUTE, exc) from exc
     mod, detached = relax.frontend.detach_params(mod)
     weight_vars = mod["main"].params[len(declared):]
     params = {v.name: t.numpy() for v, t in zip(weight_vars, detached.get("main", []))}
