@@ -10,8 +10,8 @@ mantissa bits of float32 are truncated). Slices, cut by bit position on the floa
 
 Phases: 0 = hi(A) x hi(B), 1 = lo(A) x hi(B), 2 = hi(A) x lo(B), 3 = lo(A) x lo(B); LoFi runs
 phase 0, HiFi2 0-1, HiFi3 0-2, HiFi4 0-3. Sums of phases are re-associated (every partial product
-is exact in float32) so LoFi, HiFi2 and HiFi4 cost one float32 GEMM each and HiFi3 one GEMM over a
-doubled inner dimension, or a plain one when either operand's low slice is all zero:
+is exact in float32) so LoFi, HiFi2 and HiFi4 cost one float32 GEMM each and HiFi3 two (the
+second accumulating into the first), or one when either operand's low slice is zero:
 
     LoFi  = hi(A) hi(B)          HiFi2 = A' hi(B)     (A' = hi(A) + lo(A))
     HiFi3 = A' B' - lo(A) lo(B)                      HiFi4 = A' B'  (B' = TF32 of B)
@@ -28,9 +28,16 @@ sliced by bit position like normal ones (the device flushes them; the difference
 Accumulation: Float32 keeps the float32 sum. Float16_b (Float16 for "a" formats) rounds the
 result to that format once, at the end; the device rounds after every accumulate, so a deep
 inner dimension carries more rounding error on hardware than here (the documented approximation).
+
+Speed: GEMMs run in torch on views of the numpy arrays (no copies). Masks that an operand's
+known format makes the identity are skipped (a bfloat16 value already fits SrcA's two slices and
+TF32), and a read-only operand's slices are cut once and kept in a cache the caller owns (the
+weight Tensor's `derived()` dict), so they live exactly as long as the weight.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -138,22 +145,52 @@ def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
 
 
 def _srca_slices(src_a: _Operand, phases: int, cache: dict | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """(part, low) of the SrcA operand for `phases`: part is the high slice (LoFi) or both slices
-    (HiFi2-4); low is the low slice HiFi3 subtracts (None if zero or not needed). Kept in `cache`
+    """(part, low) of the SrcA operand for `phases`, as torch tensors: part is the high slice (LoFi)
+    or both slices (HiFi2-4); low is the low slice HiFi3 subtracts (None if zero or not needed). Kept in `cache`
     (a dict owned by a read-only weight tensor) so a weight is sliced once, not on every call."""
     key = ("srca", min(phases, 2), phases == 3)
     if cache is not None and key in cache:
         return cache[key]
     if phases == 1:
-        slices = (src_a.masked(_SRCA_HI), None)
+        slices = (_torch_view(src_a.masked(_SRCA_HI)), None)
     elif phases == 3:
         full, low = src_a.split(_SRCA_FULL, _SRCA_HI)
-        slices = (full, low if low is not None and low.any() else None)
+        slices = (_torch_view(full), _torch_view(low) if low is not None and low.any() else None)
     else:
-        slices = (src_a.masked(_SRCA_FULL), None)
+        slices = (_torch_view(src_a.masked(_SRCA_FULL)), None)
     if cache is not None:
         cache[key] = slices
     return slices
+
+
+def _torch_view(x: np.ndarray):
+    """`x` as a torch tensor sharing its memory (read-only weights and broadcast views included)."""
+    import torch
+
+    if any(stride < 0 for stride in x.strides):
+        x = np.ascontiguousarray(x)
+    if x.flags.writeable:
+        return torch.from_numpy(x)
+    with warnings.catch_warnings():     # the GEMM only reads it
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(x)
+
+
+def _gemm(x, y, out=None):
+    """x @ y in float32 through torch (numpy-style broadcasting); with `out`, adds into it.
+
+    torch, not numpy: frameworks around the simulator run torch, and a second BLAS thread pool
+    (numpy's OpenBLAS) spinning beside torch's makes both slow on a small machine.
+    """
+    import torch
+
+    x = x if isinstance(x, torch.Tensor) else _torch_view(x)
+    y = y if isinstance(y, torch.Tensor) else _torch_view(y)
+    if out is None:
+        return torch.matmul(x, y)
+    if out.ndim == x.ndim == y.ndim == 2:
+        return out.addmm_(x, y)
+    return out.add_(torch.matmul(x, y))
 
 
 def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumulate_df: DataFormat, *,
@@ -170,14 +207,14 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     b_part, b_low = _srca_slices(_Operand(b, b_format), phases, b_cache)
     if phases != 3:
         a_part = src_b.masked(_TF32 if phases == 4 else _SRCB_HI)
-        return accumulate(np.matmul(a_part, b_part, dtype=np.float32), accumulate_df)
+        return accumulate(_gemm(a_part, b_part).numpy(), accumulate_df)
     # HiFi3 = all four phases minus lo x lo = B' A' - lo(B) lo(A): a second GEMM only when both
     # low slices are non-zero (operands narrow enough make HiFi3 equal HiFi4).
     a_full, minus_a_low = src_b.split(_TF32, _SRCB_HI, negate_low=True)
-    out = np.matmul(a_full, b_part, dtype=np.float32)
+    out = _gemm(a_full, b_part)
     if b_low is not None and minus_a_low is not None and minus_a_low.any():
-        out += np.matmul(minus_a_low, b_low, dtype=np.float32)
-    return accumulate(out, accumulate_df)
+        _gemm(minus_a_low, b_low, out=out)
+    return accumulate(out.numpy(), accumulate_df)
 
 
 def matmul_operand_slices(x, role: str, fidelity, data_format: DataFormat | None = None) -> list[np.ndarray]:
