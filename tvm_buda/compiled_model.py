@@ -106,8 +106,14 @@ class CompiledModel:
     def partition_summary(self) -> PartitionSummary:
         return self.summary
 
-    def perf_report(self, device_config: str | None = None, microbatch: int | None = None, **placement):
-        """Estimated cycles, placement and samples/s on a board (see tvm_buda.perf_report)."""
+    def perf_report(self, device_config: str | None = None, microbatch: int | None = None, training: bool = False,
+                    optimizer=None, **placement):
+        """Estimated cycles, placement and samples/s on a board (see tvm_buda.perf_report). With
+        training=True: one training step, forward + backward + `optimizer` (tvm_buda.training.perf)."""
+        if training:
+            from .training.perf import training_perf_report_for
+
+            return training_perf_report_for(self, device_config, microbatch, optimizer, **placement)
         from .perf_report import perf_report
 
         return perf_report(self, device_config, microbatch, **placement)
