@@ -37,11 +37,12 @@ def _info(args) -> int:
         outputs = ", ".join(f"{tuple(o['shape'])} {o['dtype']}" for o in entry["outputs"])
         print(f"- {entry['name']} ({entry['framework']}, parameters {entry['tensor_layout']}): "
               f"inputs {inputs}; outputs {outputs}; {len(entry['subgraphs'])} device subgraph(s)")
-    if "memory" in img.device:
-        from buda_runtime_sim.perf.memory import MemoryFootprint
+    from buda_runtime_sim.perf.memory import MemoryFootprint, allocate
 
-        memory = img.device["memory"]
-        print(MemoryFootprint(memory["dram_bytes"], memory["host_bytes"]).summary())
+    memory = img.device.get("memory")   # merged images store the allocation the merge made
+    footprint = MemoryFootprint(memory["dram_bytes"], memory["host_bytes"]) if memory else \
+        allocate({e["name"]: e["queues"] for e in img.models}, img.arch, img.device["device"].get("num_chips", 1))
+    print(footprint.summary())
     return 0
 
 

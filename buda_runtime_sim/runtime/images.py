@@ -205,6 +205,15 @@ def check_running_device(image: TTDeviceImage, config=None) -> None:
             f"image {image.path} was compiled for harvested rows {d['harvested_rows']} (mask "
             f"{harvesting_mask(d['harvested_rows'])}), but this device has rows {sorted(config.harvested_rows)} "
             f"(mask {harvesting_mask(config.harvested_rows)}) harvested; compile an image for this device")
+    descriptor = getattr(config, "backend_device_descriptor_path", None)
+    if descriptor:
+        embedded = d.get("user_device_descriptor")
+        same = embedded is not None and Path(descriptor).is_file() and \
+            Path(descriptor).read_bytes() == image.member(embedded).read_bytes()
+        if not same:
+            raise ImageError(f"this device is described by {descriptor}, but image {image.path} was compiled "
+                             f"{'for another descriptor (' + embedded + ')' if embedded else 'without one'}; "
+                             "compile an image with this backend_device_descriptor_path")
 
 
 def device_from_image(device_cls, img: TTDeviceImage, model: str | None = None, name: str | None = None):

@@ -37,6 +37,7 @@ def test_save_info_run(onnx_file, tmp_path, capsys):
     assert main(["image", "info", str(image)]) == 0
     out = capsys.readouterr().out
     assert "all checksums match" in out and "- matmul (onnx, parameters plain): inputs x (2, 32) float32" in out
+    assert "Displaying memory footprint per DRAM channel (MB):\n0 : 0.00" in out   # 32x16 bf16 weights: 1 KiB
     assert main(["image", "run", str(image)]) == 0
     out = capsys.readouterr().out
     assert "output 0 (2, 16) float32" in out and "time to first output" in out

@@ -203,9 +203,10 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
         members[placement] = json.dumps({**report.to_dict(), "queues": queues}, indent=1).encode()
         descriptor = {k: target[k] for k in ("arch", "chip_ids", "device_config", "harvested_rows", "grid_size")}
         members[DESCRIPTOR] = json.dumps({**descriptor, "board": target["board"]}, indent=1).encode()
-        user_descriptor = target.get("user_device_descriptor")
+        user_descriptor, user_member = target.get("user_device_descriptor"), None
         if user_descriptor:
-            members[f"backend_build_binaries/{safe_stem(Path(user_descriptor).name)}"] = Path(user_descriptor)
+            user_member = f"backend_build_binaries/{safe_stem(Path(user_descriptor).name)}"
+            members[user_member] = Path(user_descriptor)
         io_df = parts.numerics.input_df.name
         entry = {
             "name": parts.name, "framework": parts.framework, "tensor_layout": layout,
@@ -224,6 +225,7 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
                                           "placement": report.config.to_dict()}}}
         members[CONFIG_JSON] = json.dumps(config, indent=1, sort_keys=True, default=str).encode()
         device = {"image_format": IMAGE_FORMAT, "versions": tool_versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                  "device": {k: v for k, v in target.items() if k not in ("board", "user_device_descriptor")},
+                  "device": {**{k: v for k, v in target.items() if k not in ("board", "user_device_descriptor")},
+                             "user_device_descriptor": user_member},
                   "device_descriptor": DESCRIPTOR, "training": False, "models": [entry]}
         return write_archive(img_path, members, device)

@@ -65,6 +65,13 @@ def test_a_custom_device_descriptor_is_embedded(tmp_path):
     img, _, _ = _mlp_image(arch=pybuda.BackendDevice.Wormhole_B0, backend_device_descriptor_path=str(desc))
     assert img.member("backend_build_binaries/wormhole_b0_4x6.yaml").read_text() == desc.read_text()
     assert img.device["device"]["device_config"] == "wh_n150"
+    other = tmp_path / "wormhole_b0_8x8.yaml"
+    other.write_text("grid:\n  x_size: 8\n  y_size: 8\n")
+    pybuda.set_configuration_options(backend_device_descriptor_path=str(other))
+    with pytest.raises(ImageError, match="described by .*8x8.yaml, but image .* another descriptor"):
+        pybuda.TTDevice.load_image(img=img)
+    pybuda.set_configuration_options(backend_device_descriptor_path=str(desc))
+    assert pybuda.TTDevice.load_image(img=img).arch == pybuda.BackendDevice.Wormhole_B0
 
 
 @pytest.mark.parametrize("variable", ["PYBUDA_TTI_BACKEND_TILIZED_FORMAT", "PYBUDA_TTI_BACKEND_FORMAT"])
