@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,10 +86,21 @@ def weight_formats(graph, numerics) -> dict[str, DataFormat]:
     return {name: dfs.pop() if len(dfs) == 1 else DataFormat.Float32 for name, dfs in seen.items()}
 
 
-def _queues(parts: _Parts, report, formats_by_module: dict) -> list[dict]:
+def _placement(compiled, target: dict) -> tuple[dict, dict]:
+    """(the perf model's report as JSON, op name -> epoch); an estimate that fails leaves the image
+    without a placement (with a warning) rather than failing the save."""
+    try:
+        report = compiled.perf_report(target["device_config"], harvested_rows=target["harvested_rows"])
+    except Exception as exc:  # noqa: BLE001 - the estimate is an extra, the image is still complete
+        warnings.warn(f"{compiled.name}: the perf model could not place this model ({type(exc).__name__}: {exc}); "
+                      "the image holds no placement", RuntimeWarning, stacklevel=3)
+        return {"error": f"{type(exc).__name__}: {exc}", "epochs": []}, {}
+    return report.to_dict(), {row.name: row.epoch for row in report.ops}
+
+
+def _queues(parts: _Parts, epoch_of: dict, formats_by_module: dict) -> list[dict]:
     """DRAM/host queues of the model: parameters (static), tensors crossing epochs (dynamic, DRAM),
     device inputs and outputs (dynamic, host memory), sized in their device format."""
-    epoch_of = {row.name: row.epoch for row in report.ops}
     io_df = parts.numerics.input_df
     out = []
     for sub, graph in parts.subgraphs:
@@ -197,10 +209,10 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
             subgraphs.append({**names, "symbol": sub.symbol, "module_name": module,
                               "arg_roles": [list(r) for r in sub.arg_roles], "num_outputs": sub.num_outputs,
                               "tensors": meta})
-        report = compiled.perf_report(target["device_config"], harvested_rows=target["harvested_rows"])
+        report, epoch_of = _placement(compiled, target)
         placement = f"placement/{stem}.json"
-        queues = _queues(parts, report, formats_by_module)
-        members[placement] = json.dumps({**report.to_dict(), "queues": queues}, indent=1).encode()
+        queues = _queues(parts, epoch_of, formats_by_module)
+        members[placement] = json.dumps({**report, "queues": queues}, indent=1).encode()
         descriptor = {k: target[k] for k in ("arch", "chip_ids", "device_config", "harvested_rows", "grid_size")}
         members[DESCRIPTOR] = json.dumps({**descriptor, "board": target["board"]}, indent=1).encode()
         user_descriptor, user_member = target.get("user_device_descriptor"), None
@@ -217,12 +229,12 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
             "weight_names": parts.weight_names, "host_library": host, "host_weights": host_weights,
             "subgraphs": subgraphs, "summary": parts.summary, "index_limits": parts.index_limits,
             "placement": placement, "queues": queues,
-            "estimated_samples_per_second": report.samples_per_second,
+            "estimated_samples_per_second": report.get("samples_per_second"),
         }
         entry["members"] = sorted(set(members) - {DESCRIPTOR} - {k for k in members if k.startswith("backend_")})
         config = {"models": {parts.name: {"numerics": numerics_to_dict(parts.numerics),
                                           "compiler_config": parts.config.result_key(),
-                                          "placement": report.config.to_dict()}}}
+                                          "placement": report.get("placement_config")}}}
         members[CONFIG_JSON] = json.dumps(config, indent=1, sort_keys=True, default=str).encode()
         device = {"image_format": IMAGE_FORMAT, "versions": tool_versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
                   "device": {**{k: v for k, v in target.items() if k not in ("board", "user_device_descriptor")},
