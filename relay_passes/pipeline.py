@@ -14,6 +14,7 @@ from .decompose_elementwise import DecomposeElementwise
 from .decompose_shapes import DecomposeStackAndAdaptivePool
 from .dropout_as_identity import DropoutAsIdentity
 from .divide_by_constant import DivideByConstantAsMultiply
+from .fold_constant_layouts import FoldConstantLayouts
 from .guard_take import GuardTakeIndices
 from .prepare_conv_layouts import PrepareConvLayouts
 from .reconstruct_gelu import ReconstructGelu
@@ -92,6 +93,8 @@ def buda_pass_pipeline() -> PassPipeline:
                       "conv regions in NHWC (channels as tile columns), one transpose at each end of a region"),
             NamedPass("simplify_channels_last_chains", SimplifyLayoutChains,
                       "bias and batch-norm vectors reshaped then permuted are one reshape"),
+            NamedPass("fold_constant_layouts", FoldConstantLayouts,
+                      "constants moved to NHWC or permuted kernels: numpy moves them, no compiled kernel per call"),
             NamedPass("fold_weight_permutes", relax.transform.FoldConstant,
                       "weights permuted by prepare_conv_layouts and constants moved to NHWC are constants again"),
             NamedPass("guard_take_indices", GuardTakeIndices,

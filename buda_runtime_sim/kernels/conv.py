@@ -37,8 +37,8 @@ def _weight_slices(weights, kernel_size, transposed: bool, groups: int, fidelity
     else:
         matrix = weight_matrix(weights.logical(), transposed, groups)
         kernel_size = weights.shape[2:]
-    slices = [None if part is None else torch.from_numpy(np.ascontiguousarray(matrix_as_kernel(part, kernel_size)))
-              for part in matmul_operand_slices(matrix, "srca", fidelity, weights.data_format)]
+    slices = _Kernels(None if part is None else torch.from_numpy(np.ascontiguousarray(matrix_as_kernel(part, kernel_size)))
+                      for part in matmul_operand_slices(matrix, "srca", fidelity, weights.data_format))
     if cache is not None:
         cache[key] = slices
     return slices
@@ -84,29 +84,64 @@ def _check_shapes(inputs, channels: int, kernel_size, transposed: bool, groups: 
 
 def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, channel_last: bool, numerics,
               spread: tuple[int, int] = (1, 1)) -> np.ndarray:
-    """Sum over phase terms of conv2d(SrcB slice of x, SrcA slice of the weights), accumulated."""
+    """Sum over phase terms of conv2d(SrcB slice of x, SrcA slice of the weights), accumulated.
+    Several terms (HiFi3) run as one convolution over the terms stacked along input channels."""
     import torch
     import torch.nn.functional as F
 
+    x_parts = matmul_operand_slices(x, "srcb", numerics.math_fidelity, x_format)
+    terms = [i for i, (a, b) in enumerate(zip(x_parts, kernels)) if a is not None and b is not None]
+    t = torch.from_numpy(_stack_terms([x_parts[i] for i in terms], groups, channel_last))
+    kernel = kernels[terms[0]] if len(terms) == 1 else _stacked_kernel(kernels, terms)
+    t = t.permute(0, 3, 1, 2) if channel_last else t
+    if spread != (1, 1):
+        n, c, h, w = t.shape
+        spread_t = t.new_zeros((n, c, (h - 1) * spread[0] + 1, (w - 1) * spread[1] + 1))
+        spread_t[:, :, :: spread[0], :: spread[1]] = t
+        t = spread_t
     left, right, top, bottom = window.pad
     symmetric = left == right and top == bottom and min(window.pad) >= 0
-    total = None
-    for part, kernel_part in zip(matmul_operand_slices(x, "srcb", numerics.math_fidelity, x_format), kernels):
-        if part is None or kernel_part is None:  # a low slice the formats make zero
-            continue
-        t = torch.from_numpy(np.ascontiguousarray(part))
-        t = t.permute(0, 3, 1, 2) if channel_last else t
-        if spread != (1, 1):
-            n, c, h, w = t.shape
-            spread_t = t.new_zeros((n, c, (h - 1) * spread[0] + 1, (w - 1) * spread[1] + 1))
-            spread_t[:, :, :: spread[0], :: spread[1]] = t
-            t = spread_t
-        if not symmetric:
-            t = F.pad(t, (left, right, top, bottom))
-        y = F.conv2d(t, kernel_part, None, window.stride, (top, left) if symmetric else 0, window.dilation, groups)
-        total = y if total is None else total.add_(y)
-    out = total.permute(0, 2, 3, 1) if channel_last else total
+    if not symmetric:
+        t = F.pad(t, (left, right, top, bottom))
+    out = F.conv2d(t, kernel, None, window.stride, (top, left) if symmetric else 0, window.dilation, groups)
+    out = out.permute(0, 2, 3, 1) if channel_last else out
     return accumulate(out.numpy(), numerics.accumulate_df)
+
+
+def _stack_terms(parts: list, groups: int, channel_last: bool) -> np.ndarray:
+    """Activation slices side by side along channels, group by group: [g0 term0, g0 term1, g1 ...]."""
+    if len(parts) == 1:
+        return np.ascontiguousarray(parts[0])
+    n, *spatial = parts[0].shape
+    if channel_last:  # (N, H, W, C) -> (N, H, W, G, T, C/G)
+        stacked = np.stack([p.reshape(p.shape[:-1] + (groups, -1)) for p in parts], axis=-2)
+        return stacked.reshape(parts[0].shape[:-1] + (-1,))
+    stacked = np.stack([p.reshape((n, groups, -1) + p.shape[2:]) for p in parts], axis=2)  # (N, G, T, C/G, H, W)
+    return stacked.reshape((n, -1) + parts[0].shape[2:])
+
+
+def _stacked_kernel(kernels: list, terms: list[int]):
+    """The weights' slices for `terms` along input channels, kept beside the per-term kernels."""
+    import torch
+
+    key = tuple(terms)
+    stacked = kernels.stacked.get(key) if isinstance(kernels, _Kernels) else None
+    if stacked is None:
+        stacked = torch.cat([kernels[i] for i in terms], dim=1)
+        if isinstance(kernels, _Kernels):  # keep one copy: the per-term kernels become views of it
+            kernels.stacked[key] = stacked
+            width = stacked.shape[1] // len(terms)
+            for j, i in enumerate(terms):
+                kernels[i] = stacked[:, j * width:(j + 1) * width]
+    return stacked
+
+
+class _Kernels(list):
+    """Per-term torch kernels of one weight, plus their stacked forms (built on first use)."""
+
+    def __init__(self, parts):
+        super().__init__(parts)
+        self.stacked: dict = {}
 
 
 def _finish(out: np.ndarray, inputs, batched: bool, channel_last: bool, numerics):

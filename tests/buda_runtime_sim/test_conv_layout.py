@@ -128,3 +128,18 @@ def test_channels_last_pools_match_torch(exact, pool):
         out = pybuda.op.AvgPool2d("p", x.transpose(0, 2, 3, 1), 3, stride=2, padding=1, count_include_pad=False,
                                   channel_last=True)
     np.testing.assert_allclose(out.numpy(), golden.transpose(0, 2, 3, 1), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("groups", [1, 3, 6])
+@pytest.mark.parametrize("channel_last", [True, False], ids=["nhwc", "nchw"])
+def test_hifi3_terms_stacked_along_channels_keep_groups_apart(groups, channel_last):
+    """HiFi3's two phase terms run as one convolution over [full | low] input channels per group."""
+    numerics = NumericsConfig(default_df_override=DataFormat.Float32, accumulate_df=DataFormat.Float32,
+                              math_fidelity=MathFidelity.HiFi3)
+    x, w = _data(1, 6, 9, 8), _data(12, 6 // groups, 3, 3)
+    golden = F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1, groups=groups).numpy()
+    if channel_last:
+        x, golden = x.transpose(0, 2, 3, 1), golden.transpose(0, 2, 3, 1)
+    with context.use(context.ExecutionContext(numerics=numerics)):
+        out = pybuda.op.Conv2d("c", x, _param(w), padding=1, groups=groups, channel_last=channel_last)
+    _close(out, golden)
