@@ -31,7 +31,7 @@ from ..config import _get_global_compiler_config
 from ..enums import BackendDevice, BackendType
 from ..module import Module
 from ..perf.boards import get_board
-from .devices import _host_values, _split
+from .devices import _host_values, _split, registered_devices
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
 
 IMAGE_FORMAT = 1
@@ -223,9 +223,13 @@ def device_from_image(device_cls, img: TTDeviceImage, model: str | None = None, 
                         f"got {type(img).__name__}")
     check_running_device(img)
     entry = img.model(model)
+    device_name = name or img.device["device"]["name"]
+    if any(d.name == device_name and d.active for d in registered_devices()):
+        raise RuntimeError(f"a device named {device_name} is already in the pipeline (the one the image was compiled "
+                           "on?); call pybuda.shutdown() first, or pass name= to TTDevice.load_image")
     compiled = img.load_model(entry["name"])
     d = img.device["device"]
-    device = device_cls(name or d["name"], arch=img.arch, devtype=img.devtype, chip_ids=list(d["chip_ids"]))
+    device = device_cls(device_name, arch=img.arch, devtype=img.devtype, chip_ids=list(d["chip_ids"]))
     module = ImageModule(entry["name"], img)
     device.place_module(module)
     device.compiled[id(module)] = compiled
