@@ -13,6 +13,7 @@ from .collapse_sum_as_sum import CollapseSumAsSum
 from .decompose_elementwise import DecomposeElementwise
 from .decompose_shapes import DecomposeStackAndAdaptivePool
 from .dropout_as_identity import DropoutAsIdentity
+from .fill_constants import FillConstants
 from .divide_by_constant import DivideByConstantAsMultiply
 from .fold_constant_layouts import FoldConstantLayouts
 from .guard_take import GuardTakeIndices
@@ -61,6 +62,8 @@ def buda_pass_pipeline() -> PassPipeline:
             NamedPass("dropout_as_identity", DropoutAsIdentity, "dropout's output is its input at inference"),
             NamedPass("decompose_ops_for_inference", relax.transform.DecomposeOpsForInference,
                       "batch_norm (a tuple-valued op) into elementwise scale and shift, before folding"),
+            NamedPass("fill_constants", FillConstants,
+                      "ConstantOfShape weights filled in numpy, not one compiled kernel per shape"),
             NamedPass("fold_constant", relax.transform.FoldConstant,
                       "compute what depends only on constants at compile time"),
             NamedPass("eliminate_common_subexpr", relax.transform.EliminateCommonSubexpr,
