@@ -20,6 +20,7 @@ import numpy as np
 from ..formats import tile_bytes
 from . import ops as K
 from .boards import Board
+from .channels_last import channels_last_matrices
 from .config import SMALLEST_GRID_POLICIES, PlacementConfig, lookup
 from .costs import Geometry, GridCycles, geometry, grid_cycles, useful_math_cycles
 from .ops import OpGraph, PerfOp, tensor_bytes
@@ -68,6 +69,7 @@ class PreparedGraph:
 
 
 def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGraph:
+    graph = channels_last_matrices(graph)
     weights = set(graph.weights)
     source: dict[str, str] = {}              # value name -> placed op producing it (through TMs)
     prepared = []
