@@ -111,3 +111,16 @@ def test_an_image_from_a_warm_cache_hit(monkeypatch):
     assert _mlp_image.compiled.imported.mod is None
     assert img.model()["outputs"][0]["shape"] == [8, 32]
     assert torch.equal(img.load_model().run(x), expected)
+
+
+def test_an_image_is_saved_even_when_the_perf_model_fails(monkeypatch):
+    from tvm_buda.compiled_model import CompiledModel
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("no estimate")
+
+    monkeypatch.setattr(CompiledModel, "perf_report", broken)
+    with pytest.warns(RuntimeWarning, match="perf model could not place this model .*no estimate"):
+        img, x, expected = _mlp_image()
+    assert img.device["models"][0]["estimated_samples_per_second"] is None
+    assert torch.equal(img.load_model().run(x), expected)
