@@ -78,7 +78,9 @@ def _check_shapes(inputs, channels: int, kernel_size, transposed: bool, groups: 
     else:
         ok = weights.shape[1] * groups == channels and weights.shape[0] % groups == 0
     if not ok:
-        raise OpArgumentError("weights", f"of shape {weights.shape} do not fit {channels} input channels "
+        held = (f" (the [kH*kW*Cin/groups, Cout] matrix of a {kernel_size[0]}x{kernel_size[1]} kernel)"
+                if weights.ndim == 2 else "")
+        raise OpArgumentError("weights", f"of shape {weights.shape}{held} do not fit {channels} input channels "
                                          f"in {groups} group(s)")
 
 

@@ -36,7 +36,10 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
     cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
     result = cache.get(key) if cache is not None else None
     layouts = layouts or {}
-    tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
+    try:
+        tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
+    except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in
+        raise exc.naming(f"{op_type} {name!r}") from None
     if result is None:
         try:
             result = get_kernel(op_type)(tensors, attrs, numerics)

@@ -143,3 +143,10 @@ def test_hifi3_terms_stacked_along_channels_keep_groups_apart(groups, channel_la
     with context.use(context.ExecutionContext(numerics=numerics)):
         out = pybuda.op.Conv2d("c", x, _param(w), padding=1, groups=groups, channel_last=channel_last)
     _close(out, golden)
+
+
+def test_a_kernel_that_does_not_fit_names_the_op_and_its_matrix(exact):
+    with pytest.raises(ValueError, match=r"Conv2d 'c': weights of shape \(27, 8\) \(the \[kH\*kW\*Cin/groups, Cout\]"):
+        pybuda.op.Conv2d("c", _data(1, 5, 5, 4), _param(_data(8, 3, 3, 3)), channel_last=True)
+    with pytest.raises(ValueError, match="Conv2dTranspose 'ct': weights"):
+        pybuda.op.Conv2dTranspose("ct", _data(1, 5, 5, 3), _param(_data(3, 2, 3, 3)), groups=2, channel_last=True)
