@@ -212,3 +212,23 @@ def _take_grad(orig_var, orig_call, output_grad, ctx):
         indices = relax.op.reshape(indices, [count])
         grad = relax.op.reshape(output_grad, dims[:axis] + [count] + dims[axis + 1:])
     return [take_backward(grad, x, indices, axis), no_grad(orig_call.args[1])]
+
+
+@_register("relax.matmul")
+def _matmul_grad(orig_var, orig_call, output_grad, ctx):
+    """A batched activation times a 2-D weight (every Linear on a sequence): the weight gradient
+    is one matmul over the flattened batch, not a batched matmul summed afterwards."""
+    from tvm.relax.op._op_gradient import matmul_grad
+
+    a, b = orig_call.args
+    a_dims, b_dims = [int(d) for d in _shape(a)], [int(d) for d in _shape(b)]
+    if len(a_dims) < 3 or len(b_dims) != 2:
+        return matmul_grad(orig_var, orig_call, output_grad, ctx)
+    rows = 1
+    for d in a_dims[:-1]:
+        rows *= d
+    flat_a = relax.op.reshape(a, [rows, a_dims[-1]])
+    flat_g = relax.op.reshape(output_grad, [rows, b_dims[-1]])
+    a_grad = relax.op.matmul(output_grad, relax.op.permute_dims(b, [1, 0]))
+    b_grad = relax.op.matmul(relax.op.permute_dims(flat_a, [1, 0]), flat_g)
+    return [a_grad, b_grad]

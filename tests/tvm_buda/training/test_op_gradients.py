@@ -39,6 +39,7 @@ def distinct(rows, cols):
 GROUPS = {
     "binary": [
         ("matmul", lambda m, a, b: a @ b, (r(8, 32), r(32, 16)), None),
+        ("matmul", lambda m, a, b: a @ b, (r(2, 8, 32), r(32, 16)), None),  # batched x 2-D: a Linear on a sequence
         ("add", lambda m, a, b: a + b, (r(8, 32), r(32)), None),
         ("subtract", lambda m, a, b: a - b, (r(8, 32), r(8, 32)), None),
         ("multiply", lambda m, a, b: a * b, (r(8, 32), r(8, 32)), None),
