@@ -1,0 +1,24 @@
+"""PyTorch's nn module catalogue (module_db, tensor-only forward inputs) on buda vs eager.
+
+Default: a fixed subset that plain TVM passes (losses and scalar activations with 0-d results among
+them); --conformance-all runs every sample, skipping those plain TVM fails.
+"""
+
+import pytest
+
+from .selection import KNOWN_LIMITS, run_all
+from .torch_suite import run_buda, run_plain_tvm
+
+pytest.importorskip("expecttest", reason="torch.testing._internal needs expecttest (the test extra)")
+pytestmark = pytest.mark.conformance
+
+
+def test_buda_matches_eager_where_plain_tvm_does(torch_case, request):
+    if run_all(request.config):
+        tvm = run_plain_tvm(torch_case)
+        if not tvm.passed:
+            pytest.skip(f"plain TVM fails too: {tvm.reason}")
+    if torch_case.id in KNOWN_LIMITS:
+        pytest.xfail(KNOWN_LIMITS[torch_case.id])
+    result = run_buda(torch_case)
+    assert result.passed, f"{torch_case.id}: {result.reason}"
