@@ -59,6 +59,10 @@ def __getattr__(name):
         import tvm_buda
 
         return getattr(tvm_buda, name)
+    if name == "transformers":  # imports Hugging Face transformers, so only on first use
+        import importlib
+
+        return importlib.import_module("pybuda.transformers")
     raise AttributeError(f"module 'pybuda' has no attribute {name!r}")
 
 
