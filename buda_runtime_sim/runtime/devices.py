@@ -26,6 +26,7 @@ from . import telemetry
 from .queues import intermediates_queue
 from .training_device import TrainingDevice
 
+DEFAULT_ARCH = BackendDevice.Grayskull  # a TTDevice's arch when none is given (detect_available_devices agrees)
 _pipeline: list["Device"] = []
 _silicon_warned = False
 
@@ -149,7 +150,7 @@ class TTDevice(Device):
     def __init__(self, name: str, num_chips: int | None = None, chip_ids=None, arch: BackendDevice | None = None,
                  devtype: BackendType | None = None, device_mode: DeviceMode | None = None, optimizer=None,
                  scheduler=None, fp32_fallback: DataFormat = DataFormat.Float16_b, mp_context=None, module=None):
-        self.arch = arch or BackendDevice.Grayskull
+        self.arch = arch or DEFAULT_ARCH
         self.devtype = devtype or BackendType.Golden
         self.device_mode = device_mode or DeviceMode.CompileAndRun
         self.num_chips = num_chips or 1

@@ -144,10 +144,14 @@ _module.set_runner(run_module)
 
 def detect_available_devices() -> list:
     """The simulated chips, one BackendDevice each: those of the board `device_config` names
-    (set_configuration_options(device_config=...)), the default board wh_n150 when none is set,
-    so a script's `detect_available_devices()[0]` is the arch it will run on. Never empty."""
+    (set_configuration_options(device_config=...)); without one, a single chip of the arch a
+    TTDevice gets by default (Grayskull), so `detect_available_devices()[0]` is the arch a script
+    will run on. Never empty."""
     from .. import config
     from ..perf.boards import get_board
 
-    board = get_board(config._get_global_compiler_config().device_config)
+    configured = config._get_global_compiler_config().device_config
+    if configured is None:
+        return [devices.DEFAULT_ARCH]
+    board = get_board(configured)
     return [board.arch] * board.chips

@@ -43,7 +43,7 @@ def test_c_module_names_are_the_facade_objects():
 
 def test_detect_available_devices_follows_device_config():
     devices = pybuda.detect_available_devices()
-    assert devices == [BackendDevice.Wormhole_B0]  # default board wh_n150
+    assert devices == [pybuda.TTDevice("tt_default").arch]  # without device_config: a TTDevice's default arch
     pybuda.set_configuration_options(device_config="gs_e150")
     assert pybuda.detect_available_devices()[0] == BackendDevice.Grayskull
     pybuda.set_configuration_options(device_config="wh_n300")
