@@ -39,6 +39,11 @@ def clear_devices() -> None:
     _pipeline.clear()
 
 
+def remove_device(device: "Device") -> None:
+    if device in _pipeline:
+        _pipeline.remove(device)
+
+
 class Device(TrainingDevice):
     def __init__(self, name: str, module=None):
         self.name = name
@@ -46,18 +51,19 @@ class Device(TrainingDevice):
         self.input_queue: collections.deque = collections.deque()
         self.active = True
         self._input_signature = None  # (names or None, [(shape, dtype)]) of the first pushed input
-        _pipeline.append(self)
         if module is not None:
             self.place_module(module)
+        _pipeline.append(self)  # only a fully built device joins the pipeline
 
     # ---- placement ------------------------------------------------------------------------
     def place_module(self, module) -> None:
         self._check_active("place_module")
         modules = module if isinstance(module, (list, tuple)) else [module]
-        for m in modules:
+        for m in modules:  # all checked before any is placed
             if not isinstance(m, Module):
                 raise TypeError(f"{self.name}: place_module expects PyBuda modules (PyBudaModule, PyTorchModule, ...), "
                                 f"got {type(m).__name__}")
+        for m in modules:
             m.device = self
             self.modules.append(m)
 
@@ -150,7 +156,7 @@ class TTDevice(Device):
     def __init__(self, name: str, num_chips: int | None = None, chip_ids=None, arch: BackendDevice | None = None,
                  devtype: BackendType | None = None, device_mode: DeviceMode | None = None, optimizer=None,
                  scheduler=None, fp32_fallback: DataFormat = DataFormat.Float16_b, mp_context=None, module=None):
-        self.arch = arch or DEFAULT_ARCH
+        self._arch = _as_arch(arch) if arch is not None else None
         self.devtype = devtype or BackendType.Golden
         self.device_mode = device_mode or DeviceMode.CompileAndRun
         self.num_chips = num_chips or 1
@@ -158,10 +164,36 @@ class TTDevice(Device):
         self.fp32_fallback = DataFormat.parse(fp32_fallback)
         self.optimizer, self.scheduler = optimizer, scheduler  # used when training (runtime.training)
         self.compiled: dict[int, object] = {}  # id(module) -> CompiledModel
+        self.name = name
+        self.arch  # noqa: B018 - a conflicting arch / device_config pair is an error now, not at the first run
         if self.devtype == BackendType.Silicon:
             _warn_no_silicon()
-        super().__init__(name, module)
         self._telemetry = telemetry.DeviceState(name, self.arch.value, self.board_name, self.chip_ids)
+        try:
+            super().__init__(name, module)
+        except BaseException:
+            self._telemetry.close()
+            raise
+
+    @property
+    def arch(self) -> BackendDevice:
+        """The `arch=` given, else the arch of the `device_config` board, else DEFAULT_ARCH (the
+        same as detect_available_devices())."""
+        from ..perf.boards import get_board
+
+        configured = _get_global_compiler_config().device_config
+        board = get_board(configured) if configured else None
+        if self._arch is None:
+            return board.arch if board is not None else DEFAULT_ARCH
+        if board is not None and board.arch != self._arch:
+            raise ValueError(f"TTDevice {self.name}: arch={self._arch.name} conflicts with device_config "
+                             f"{board.name!r} (a {board.arch.name} board); drop arch= or choose a device_config of "
+                             f"that arch ({'gs_*' if self._arch == BackendDevice.Grayskull else 'wh_*'})")
+        return self._arch
+
+    @arch.setter
+    def arch(self, value) -> None:
+        self._arch = _as_arch(value)
 
     @property
     def board_name(self) -> str:
@@ -246,6 +278,10 @@ class CPUDevice(Device):
         if not hasattr(module, "cpu_eval"):
             raise TypeError(f"{self.name}: module {module.name} cannot run on a CPUDevice (no framework model)")
         return _as_tuple(module.cpu_eval(*_host_values(args), **kwargs))
+
+
+def _as_arch(arch) -> BackendDevice:
+    return arch if isinstance(arch, BackendDevice) else BackendDevice.from_string(str(arch))
 
 
 def _check_against(device: str, names, specs, expected) -> None:

@@ -66,14 +66,31 @@ def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: qu
     if unknown:
         raise TypeError(f"run_inference got unexpected argument(s): {', '.join(sorted(unknown))}")
     input_count = legacy.get("num_inputs", input_count)
-    if module is not None:
-        devices.TTDevice("tt0", module=module)
-    pipeline = _pipeline()
-    for item in inputs:
-        pipeline[0].push_to_inputs(item)
-    output_queue = output_queue if output_queue is not None else queue.Queue()
-    _forward(pipeline, len(inputs) if inputs else input_count, output_queue)
+    created = devices.TTDevice("tt0", module=module) if module is not None else None
+    pushed = []
+    try:
+        pipeline = _pipeline()
+        for item in inputs:
+            pipeline[0].push_to_inputs(item)
+            pushed.append(pipeline[0].input_queue[-1])
+        output_queue = output_queue if output_queue is not None else queue.Queue()
+        _forward(pipeline, len(inputs) if inputs else input_count, output_queue)
+    except BaseException:
+        _undo(created, pushed)
+        raise
     return output_queue
+
+
+def _undo(created, pushed: list) -> None:
+    """After a failed run_inference: forget the device it created and the inputs it queued that
+    were not run, so the next call starts from the state before this one."""
+    for device in devices.registered_devices():
+        device.input_queue = type(device.input_queue)(
+            v for v in device.input_queue if not any(v is p for p in pushed))
+    if created is not None:
+        created.shutdown_device()
+        created.remove_modules()
+        devices.remove_device(created)
 
 
 @_serialised
