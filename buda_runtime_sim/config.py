@@ -56,8 +56,9 @@ class CompilerConfig:
     default_dram_parameters: bool | None = None
     enable_t_streaming: bool = True
     manual_t_streaming: bool = False
-    # ---- debugging ----
+    # ---- debugging and reports ----
     op_intermediates_to_save: list[str] = field(default_factory=list)
+    enable_reportify: bool = False                             # write a Reportify web report (PYBUDA_REPORTIFY=1)
     # ---- generated code and cache ----
     generated_modules_dir: str = "generated_modules"
     tvm_graph_store_path: str = ""
@@ -320,7 +321,7 @@ NO_EFFECT = frozenset({
 
 # Where files go, not what they contain.
 _NOT_RESULT_FIELDS = frozenset({"generated_modules_dir", "tvm_graph_store_path", "tvm_graph_load_path",
-                                "op_intermediates_to_save"})
+                                "op_intermediates_to_save", "enable_reportify"})
 
 _KNOWN = frozenset(f.name for f in fields(CompilerConfig)) | frozenset(
     name for name, member in vars(CompilerConfig).items() if isinstance(member, property) and member.fset)

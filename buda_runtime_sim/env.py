@@ -60,7 +60,10 @@ N300_DATA_PARALLEL = EnvVar(
     "PyBuda variables that are accepted and have no effect",
 )
 
-REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, TTI_BACKEND_FORMAT,
+REPORTIFY = EnvVar("PYBUDA_REPORTIFY", "0", "1: write a Reportify web report of every compile (docs/tools.md)")
+REPORTIFY_DIR = EnvVar("PYBUDA_REPORTIFY_DIR", "reportify", "folder the Reportify web report is written to")
+
+REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, REPORTIFY, REPORTIFY_DIR, TTI_BACKEND_FORMAT,
             TTI_BACKEND_TILIZED_FORMAT, N300_DATA_PARALLEL)
 
 

@@ -13,7 +13,10 @@ from .target import PIPELINE_NAME, TARGET_TAG
 
 
 def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledModel:
-    state = BuildState(config, imported.name, imported.params, imported.framework, links_vm=True)
+    from .reports import writer
+
+    recorder = writer.new_recorder() if writer.enabled(config) else None
+    state = BuildState(config, imported.name, imported.params, imported.framework, links_vm=True, recorder=recorder)
     with active_build(state):
         try:
             executable = tvm.compile(imported.mod, target=TARGET_TAG, relax_pipeline=PIPELINE_NAME)
@@ -23,8 +26,11 @@ def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledM
             raise
     main = imported.mod["main"]
     weight_names = [v.name for v in main.params[len(imported.inputs):]]
-    return CompiledModel(imported, executable, weight_names, state.subgraphs, state.summary, config,
-                         index_limits=state.index_limits)
+    compiled = CompiledModel(imported, executable, weight_names, state.subgraphs, state.summary, config,
+                             index_limits=state.index_limits)
+    if recorder is not None:
+        writer.write_report(compiled, recorder)
+    return compiled
 
 
 def build(mod: tvm.IRModule, params=None, config: CompilerConfig | None = None, name: str = "module") -> CompiledModel:

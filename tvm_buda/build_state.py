@@ -26,6 +26,7 @@ class BuildState:
     params: dict[str, np.ndarray] = field(default_factory=dict)  # main parameter name -> value
     framework: str = "relax"
     links_vm: bool = False   # tvm_buda makes the VM itself, so subgraph symbols need no lasting registration
+    recorder: object = None  # reports.PassRecorder when a Reportify report is wanted
     # Filled in by the pipeline:
     partitioned: object = None                       # IRModule after partitioning (for reports)
     subgraphs: list = field(default_factory=list)    # (DeviceSubgraph, ModuleGraph), in call order

@@ -43,6 +43,7 @@ def _compile_file(args, stages: list[str]):
         config.default_math_fidelity = MathFidelity.parse(args.fidelity)
     if args.no_fallback:
         config.enable_tvm_cpu_fallback = False
+    config.enable_reportify = bool(getattr(args, "html", False))
     with tqdm(total=len(stages), desc="compile", unit="stage", leave=False, file=sys.stderr,
               disable=args.quiet) as bar:
         def on_stage(name):
@@ -101,6 +102,23 @@ def _report(args) -> int:
     out = Path(args.out)
     files = report.save(out)
     print("\nwritten: " + ", ".join(str(f) for f in files))
+    if args.html:
+        from .reports import report_dir
+
+        print(f"web report: {report_dir() / 'index.html'} (serve it with `tvm-buda reportify`)")
+    return 0
+
+
+def _reportify(args) -> int:
+    from .reports import report_dir
+    from .reports.server import make_server
+
+    server = make_server(Path(args.dir) if args.dir else report_dir(), args.port)
+    print(f"Reportify at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
     return 0
 
 
@@ -202,7 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_arguments(report_p)
     report_p.add_argument("--microbatch", type=int, help="samples per microbatch (default: the compiled batch)")
     report_p.add_argument("--out", default="perf_report", help="directory for report.json and placement PNGs")
+    report_p.add_argument("--html", action="store_true", help="also write the Reportify web report (PYBUDA_REPORTIFY_DIR)")
     report_p.set_defaults(func=_report)
+
+    reportify = sub.add_parser("reportify", help="serve the Reportify web report on 127.0.0.1")
+    reportify.add_argument("dir", nargs="?", help="report folder (default: reportify/ or PYBUDA_REPORTIFY_DIR)")
+    reportify.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    reportify.set_defaults(func=_reportify)
 
     analyzer = sub.add_parser("perf-analyzer", help="browse a perf report in the terminal (epochs, slowest ops)")
     analyzer.add_argument("report", nargs="?", help="a <model>_perf.json written by `tvm-buda report` or PerfReport.save")

@@ -27,7 +27,14 @@ def buda_pipeline():
     def _pipeline(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
         state = current_build()
         stage("graph passes")
-        mod = buda_pass_pipeline()(mod)
+        passes = buda_pass_pipeline()
+        recorder = state.recorder
+        if recorder is not None:
+            recorder.initial(mod)
+            why = {p.name: p.why for p in passes.passes}
+            mod = passes(mod, verify=lambda name, m: recorder.after_pass(name, m, why[name]))
+        else:
+            mod = passes(mod)
         stage("partition")
         try:
             mod = partition_for_buda(mod, state.config)
@@ -36,6 +43,8 @@ def buda_pipeline():
             raise
         stage("generate PyBuda modules")
         mod = BudaCodegen(state)(mod)
+        if state.recorder is not None:
+            state.recorder.partitioned(mod)
         stage("build host code (LLVM)")
         mod = relax.transform.RunCodegen()(mod)
         return relax.get_pipeline("default")(mod)
