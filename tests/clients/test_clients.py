@@ -10,6 +10,7 @@ import os
 import pytest
 
 import pybuda
+from buda_runtime_sim.runtime.devices import registered_devices
 
 SCRIPTS = {
     "pytorch_bert_question_answering": "run_bert_question_answering",
@@ -33,6 +34,9 @@ SLOW = {"pytorch_unet_block", "pytorch_mobilenet_v2_style", "pytorch_gptneo_sequ
         "pytorch_t5_encoder"}  # the heaviest compiles
 
 
+MIN_DEVICE_SHARE = 0.5
+
+
 @pytest.fixture
 def restore_environ():
     """Scripts set PyBuda environment variables the way the demos do; undo that afterwards."""
@@ -48,3 +52,10 @@ def test_client_script_matches_framework(script, restore_environ):
     outputs, golden = run()
     results = pybuda.verify.verify_outputs(outputs, golden, name=script)
     assert results and all(r.passed for r in results)
+    # the comparison means something only if the device did the work: most ops ran there
+    compiled = [c for d in registered_devices() for c in getattr(d, "compiled", {}).values()]
+    assert compiled, f"{script}: nothing was compiled for a TTDevice"
+    for model in compiled:
+        share = model.partition_summary().device_fraction
+        print(f"{script}: {100 * share:.0f}% of ops on the device")
+        assert share >= MIN_DEVICE_SHARE, f"{script}: only {100 * share:.0f}% of ops ran on the device"
