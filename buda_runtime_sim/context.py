@@ -32,6 +32,7 @@ class ExecutionContext:
     intermediates: dict = field(default_factory=dict)
     trace: list[OpRecord] = field(default_factory=list)
     record_trace: bool = False
+    tracer: object = None  # when set, ops build a graph instead of computing: tracer(op_type, name, inputs, attrs)
 
 
 _local = threading.local()

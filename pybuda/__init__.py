@@ -34,6 +34,7 @@ from buda_runtime_sim.options import (
 from buda_runtime_sim.runtime.verification import VerifyConfig
 
 from . import _C, config, op, optimizers, schedulers, verify
+from buda_runtime_sim.runtime import trainers as _trainers
 
 _FROM_TVM_BUDA = {"PyTorchModule", "TFModule", "TFGraphDefModule", "JaxModule", "OnnxModule", "TFLiteModule",
                   "compile_model", "build"}
@@ -52,6 +53,16 @@ def _build_image(*args, **kwargs):
 
 
 set_image_hooks(load_model=_load_image_model, build=_build_image)  # tvm_buda is imported only when used
+
+
+def _compile_pybuda_module(module, sample_inputs, config, input_grad_count=0):
+    """Training a PyBudaModule: trace it into Relax and compile forward and backward (needs TVM)."""
+    from tvm_buda.training.pybuda_trace import compile_pybuda_module
+
+    return compile_pybuda_module(module, sample_inputs, config, input_grad_count)
+
+
+_trainers.set_pybuda_module_compiler(_compile_pybuda_module)
 
 
 def __getattr__(name):

@@ -32,6 +32,8 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
     if not isinstance(name, str):
         raise TypeError(f"{op_type}: the first argument must be the op name (a string), got {type(name).__name__}")
     ctx = context.current()
+    if ctx.tracer is not None:
+        return ctx.tracer(op_type, name, inputs, attrs)
     numerics = ctx.numerics.resolve(op_type, name)
     cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
     result = cache.get(key) if cache is not None else None

@@ -18,6 +18,16 @@ from ..module import PyBudaModule
 from ..tensor import Tensor, _to_numpy
 
 
+# Compiles a PyBudaModule's forward and backward (module, inputs, config, input_grad_count) ->
+# TrainableModel; installed by the pybuda facade, since compiling needs TVM.
+_pybuda_module_compiler = None
+
+
+def set_pybuda_module_compiler(compiler) -> None:
+    global _pybuda_module_compiler
+    _pybuda_module_compiler = compiler
+
+
 class Trainer:
     def __init__(self, device, module, is_loss: bool = False):
         self.device = device
@@ -66,11 +76,18 @@ class CompiledTrainer(Trainer):
         return list(self.model.trainable) if self.model is not None else []
 
     def prepare(self, inputs, input_grad_count: int) -> None:
+        self.input_grad_count = input_grad_count
+        config = self.device.compile_config()
+        if isinstance(self.module, PyBudaModule):
+            if _pybuda_module_compiler is None:
+                raise RuntimeError(f"{self.device.name}: training PyBudaModule {self.module.name} needs the compiler; "
+                                   "import pybuda (or tvm_buda) first")
+            self.model = _pybuda_module_compiler(self.module, _host(inputs), config, input_grad_count)
+            return
         if not hasattr(self.module, "compile_for_training"):
             raise TypeError(f"{self.device.name}: module {self.module.name} cannot be trained on a TT device "
                             "(it has no framework graph to differentiate)")
-        self.input_grad_count = input_grad_count
-        self.model = self.module.compile_for_training(_host(inputs), self.device.compile_config(), input_grad_count)
+        self.model = self.module.compile_for_training(_host(inputs), config, input_grad_count)
 
     def forward(self, inputs):
         outputs, saved = self.model.forward(*_host(inputs))
@@ -192,8 +209,7 @@ def make_trainer(device, module, is_loss: bool = False) -> Trainer:
         if is_loss:
             return BudaLossTrainer(device, module, is_loss)
         if any(p.requires_grad for p in module.get_parameters()):
-            raise NotImplementedError(f"{device.name}: training PyBudaModule {module.name} (parameters with "
-                                      "requires_grad=True) is not supported yet; wrap a PyTorch model instead")
+            return CompiledTrainer(device, module, is_loss)
         return FrozenBudaTrainer(device, module, is_loss)
     return CompiledTrainer(device, module, is_loss)
 

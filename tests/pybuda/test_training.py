@@ -149,3 +149,46 @@ def test_bad_input_gives_clear_errors():
     pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("model", mlp()))
     with pytest.raises(RuntimeError, match="training needs a loss"):
         pybuda.initialize_pipeline(training=True)
+
+
+class BudaMlp(pybuda.PyBudaModule):
+    def __init__(self, name):
+        super().__init__(name)
+        g = torch.Generator().manual_seed(0)
+        self.w1 = pybuda.Parameter(torch.randn(16, 32, generator=g) * 0.3, requires_grad=True)
+        self.b1 = pybuda.Parameter(torch.zeros(1, 32), requires_grad=True)
+        self.w2 = pybuda.Parameter(torch.randn(32, 4, generator=g) * 0.3, requires_grad=True)
+        self.frozen = pybuda.Parameter(torch.ones(1, 4), requires_grad=False)
+
+    def forward(self, x):
+        h = pybuda.op.Relu("relu", pybuda.op.Add("bias", pybuda.op.Matmul("mm1", x, self.w1), self.b1))
+        return pybuda.op.Multiply("scale", pybuda.op.Matmul("mm2", h, self.w2), self.frozen)
+
+
+def test_pybuda_module_with_trainable_parameters_trains():
+    module = BudaMlp("mlp")
+    reference = {k: torch.tensor(module.get_parameter(k).value().copy(), requires_grad=True)
+                 for k in ("w1", "b1", "w2")}
+    tt0 = pybuda.TTDevice("tt0", module=module, optimizer=pybuda.optimizers.SGD(learning_rate=0.1))
+    tt0.place_loss_module(pybuda.op.loss.L1Loss("l1"))
+    xs, ys = regression_data(10)
+    for x, y in zip(xs, ys):
+        tt0.push_to_inputs(x)
+        tt0.push_to_target_inputs(y)
+    loss_q = queue.Queue()
+    pybuda.run_training(steps=10, loss_queue=loss_q)
+    losses = [float(loss_q.get()[0].value()) for _ in range(10)]
+    optimizer = torch.optim.SGD(reference.values(), lr=0.1)
+    expected = []
+    for x, y in zip(xs, ys):
+        optimizer.zero_grad()
+        out = torch.relu(x @ reference["w1"] + reference["b1"]) @ reference["w2"]
+        loss = torch.nn.functional.l1_loss(out, y)
+        loss.backward()
+        optimizer.step()
+        expected.append(loss.item())
+    assert max_relative_difference(losses, expected) <= 0.05, (losses, expected)
+    for name, value in reference.items():  # the module's Parameters hold the trained values
+        assert pcc(module.get_parameter(name).value(), value.detach()) >= 0.99, name
+    assert np.array_equal(module.get_parameter("frozen").value(), np.ones((1, 4), np.float32))
+    assert set(tt0.get_parameter_checkpoint()) == {"w1", "b1", "w2", "frozen"}
