@@ -60,6 +60,9 @@ def buda_pass_pipeline() -> PassPipeline:
             NamedPass("canonicalize_bindings", relax.transform.CanonicalizeBindings,
                       "drop trivial re-bindings so patterns see ops back to back"),
             NamedPass("dropout_as_identity", DropoutAsIdentity, "dropout's output is its input at inference"),
+            NamedPass("guard_take_indices", GuardTakeIndices,
+                      "out-of-range ids must never reach take's unchecked fast mode; first, so constant takes "
+                      "(position ids) fold guarded too and TVM prints no fast-mode warning"),
             NamedPass("decompose_ops_for_inference", relax.transform.DecomposeOpsForInference,
                       "batch_norm (a tuple-valued op) into elementwise scale and shift, before folding"),
             NamedPass("fill_constants", FillConstants,
@@ -100,8 +103,6 @@ def buda_pass_pipeline() -> PassPipeline:
                       "constants moved to NHWC or permuted kernels: numpy moves them, no compiled kernel per call"),
             NamedPass("fold_weight_permutes", relax.transform.FoldConstant,
                       "weights permuted by prepare_conv_layouts and constants moved to NHWC are constants again"),
-            NamedPass("guard_take_indices", GuardTakeIndices,
-                      "out-of-range ids must never reach take's unchecked fast mode"),
             NamedPass("dead_code_elimination", relax.transform.DeadCodeElimination,
                       "remove bindings nothing uses"),
         ]

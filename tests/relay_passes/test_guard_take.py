@@ -29,3 +29,27 @@ class Expected:
 
 def test_fast_take_is_clipped():
     tvm.ir.assert_structural_equal(GuardTakeIndices()(Before), Expected)
+
+
+def test_no_fast_take_warning_for_embeddings(capfd):
+    """Token and constant position ids (folded at compile time) both go through a guarded take, so TVM
+    never prints its "Fast mode segfaults" warning for a model with an embedding."""
+    import torch
+
+    import tvm_buda
+
+    class Embed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens, self.positions = torch.nn.Embedding(50, 32), torch.nn.Embedding(16, 32)
+            self.proj = torch.nn.Linear(32, 32)
+
+        def forward(self, ids):
+            return self.proj(self.tokens(ids) + self.positions(torch.arange(ids.shape[1])))
+
+    torch.manual_seed(0)
+    model, ids = Embed().eval(), torch.randint(0, 50, (2, 16))
+    out = tvm_buda.compile_model(model, (ids,)).run(ids)
+    with torch.no_grad():
+        assert (out - model(ids)).abs().max() <= 0.1 * model(ids).abs().max()
+    assert "Fast mode segfaults" not in capfd.readouterr().err

@@ -124,6 +124,11 @@ def import_tflite(path, sample_inputs: tuple, name: str) -> ImportedModel:
     return ImportedModel(name, "tflite", mod, {}, specs, structure, io.output_tensors)
 
 
+def _reference_kernels(tf):
+    """The reference kernels, without the XNNPACK delegate (which prints an INFO line on stderr)."""
+    return tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+
+
 def tensor_shapes(buf: bytes, shapes: list[tuple], dtypes: list[str]) -> dict[int, tuple] | None:
     """Every tensor's shape for these input shapes, by running the TFLite interpreter once on zeros.
 
@@ -136,7 +141,8 @@ def tensor_shapes(buf: bytes, shapes: list[tuple], dtypes: list[str]) -> dict[in
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tf.lite.Interpreter announces its own deprecation
-        interpreter = tf.lite.Interpreter(model_content=buf, experimental_preserve_all_tensors=True)
+        interpreter = tf.lite.Interpreter(model_content=buf, experimental_preserve_all_tensors=True,
+                                          experimental_op_resolver_type=_reference_kernels(tf))
     inputs = interpreter.get_input_details()
     for detail, shape in zip(inputs, shapes):
         interpreter.resize_tensor_input(detail["index"], shape)
@@ -160,7 +166,7 @@ def run_tflite_interpreter(buf: bytes, inputs: list[np.ndarray]) -> list[np.ndar
     tf = require("tensorflow", "running a TFLite model on the CPU (tf.lite.Interpreter)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tf.lite.Interpreter announces its own deprecation
-        interpreter = tf.lite.Interpreter(model_content=buf)
+        interpreter = tf.lite.Interpreter(model_content=buf, experimental_op_resolver_type=_reference_kernels(tf))
     details = interpreter.get_input_details()
     for detail, value in zip(details, inputs):
         if tuple(detail["shape"]) != tuple(np.shape(value)):
