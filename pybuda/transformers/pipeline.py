@@ -8,7 +8,7 @@ model is compiled once per input signature (names, shapes, dtypes). For causal l
 (text generation) the inputs are padded on the right to a fixed length, so the growing sequence
 of a generation loop reuses one compiled model; causal attention keeps the real positions exact,
 and the padded positions are cut from the outputs. Generation runs without a KV cache
-(`use_cache=False`), as the PyBuda demos configure it, and with the model's eager attention.
+(`use_cache=False`), as the PyBuda demos configure it.
 """
 
 from __future__ import annotations
@@ -51,10 +51,6 @@ def run_forward_on_device(model, pad_to: int | None = None):
         return model
     if getattr(model, "generation_config", None) is not None:
         model.generation_config.use_cache = False
-    if getattr(model.config, "_attn_implementation", None) == "sdpa" and hasattr(model, "set_attn_implementation"):
-        # same numbers; torch.export's decomposition of sdpa gives GPT-2 at batch > 1 (beams) a layout
-        # its next view cannot take, so the traced model uses the eager attention
-        model.set_attn_implementation("eager")
     device_forward = _DeviceForward(model, pad_to)
     model.forward = device_forward
     return model

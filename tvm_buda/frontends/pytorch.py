@@ -23,8 +23,12 @@ def export(module, sample_inputs, name: str):
         module.eval()
     except NotImplementedError:  # the module of a loaded exported program is already in eval form
         pass
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
     try:
-        with torch.no_grad():
+        # the math backend's output strides are the ones the later decomposition produces; traced with
+        # another backend, a view after attention (GPT-2 at batch > 1) fails in TVM's importer
+        with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]):
             return torch.export.export(module, args, kwargs)
     except Exception as exc:  # noqa: BLE001 - re-raise with the route named
         raise import_failed("pytorch", name, "torch.export (tracing the model)", exc) from exc

@@ -101,3 +101,18 @@ def test_keyword_inputs_pushed_to_a_tt_device():
     with torch.no_grad():
         golden = model(x, scale)
     assert_outputs_match(tuple(o.value() for o in outputs), tuple(golden.values()))
+
+
+def test_gpt2_with_sdpa_attention_at_batch_two():
+    """Traced with another sdpa backend, the view after attention failed in TVM's importer at batch > 1."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=64, n_positions=32, n_embd=64, n_layer=1, n_head=2, use_cache=False,
+                        bos_token_id=0, eos_token_id=0)
+    model = GPT2LMHeadModel(config).eval()
+    assert model.config._attn_implementation == "sdpa"
+    ids = torch.randint(0, 64, (2, 32))
+    compiled = tvm_buda.compile_model(model, (ids,))
+    with torch.no_grad():
+        assert_outputs_match(compiled.run(ids), model(ids).logits)
