@@ -88,7 +88,9 @@ class CompiledModel:
         with self._run_lock:  # not while another thread runs the model
             for name, array in arrays.items():
                 self.imported.params[name] = array.astype(self.imported.params[name].dtype, copy=False)
-            self._weights = [_vm_tensor(self.imported.params[n]) for n in self.weight_names]
+            index = {n: i for i, n in enumerate(self.weight_names)}
+            for name in arrays:  # only the changed weights (training updates every step)
+                self._weights[index[name]] = _vm_tensor(self.imported.params[name])
             for subgraph, _ in self.subgraphs:
                 for kind, local, source in subgraph.arg_roles:
                     if kind == "parameter" and source in arrays:
