@@ -14,6 +14,7 @@ from .decompose_elementwise import DecomposeElementwise
 from .decompose_shapes import DecomposeStackAndAdaptivePool
 from .dropout_as_identity import DropoutAsIdentity
 from .fill_constants import FillConstants
+from .fold_constant import FoldConstants
 from .divide_by_constant import DivideByConstantAsMultiply
 from .fold_constant_layouts import FoldConstantLayouts
 from .guard_take import GuardTakeIndices
@@ -67,8 +68,9 @@ def buda_pass_pipeline() -> PassPipeline:
                       "batch_norm (a tuple-valued op) into elementwise scale and shift, before folding"),
             NamedPass("fill_constants", FillConstants,
                       "ConstantOfShape weights filled in numpy, not one compiled kernel per shape"),
-            NamedPass("fold_constant", relax.transform.FoldConstant,
-                      "compute what depends only on constants at compile time"),
+            NamedPass("fold_constant", FoldConstants,
+                      "compute what depends only on constants at compile time (TVM's FoldConstant, "
+                      "without lowering every op to find the foldable ones)"),
             NamedPass("eliminate_common_subexpr", relax.transform.EliminateCommonSubexpr,
                       "importers repeat subexpressions (x - mean twice in a layer norm); patterns want one"),
             NamedPass("divide_by_constant_as_multiply", DivideByConstantAsMultiply,
@@ -101,7 +103,7 @@ def buda_pass_pipeline() -> PassPipeline:
                       "bias and batch-norm vectors reshaped then permuted are one reshape"),
             NamedPass("fold_constant_layouts", FoldConstantLayouts,
                       "constants moved to NHWC or permuted kernels: numpy moves them, no compiled kernel per call"),
-            NamedPass("fold_weight_permutes", relax.transform.FoldConstant,
+            NamedPass("fold_weight_permutes", FoldConstants,
                       "weights permuted by prepare_conv_layouts and constants moved to NHWC are constants again"),
             NamedPass("dead_code_elimination", relax.transform.DeadCodeElimination,
                       "remove bindings nothing uses"),
