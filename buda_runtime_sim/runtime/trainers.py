@@ -39,9 +39,6 @@ class Trainer:
     def trainable(self) -> list[str]:
         return []
 
-    def needs_compile(self) -> bool:
-        return False
-
     def prepare(self, inputs, input_grad_count: int) -> None:
         """Compile (or otherwise get ready) for these inputs; called once, before the first forward."""
 
@@ -116,7 +113,7 @@ class TorchTrainer(Trainer):
     def __init__(self, device, module, is_loss: bool = False):
         super().__init__(device, module, is_loss)
         self.torch_module = module.framework_module
-        self.needs_input_grads = False
+        self.input_grad_count = 0
 
     @property
     def trainable(self) -> list[str]:

@@ -101,7 +101,7 @@ def _as_values(values) -> tuple:
     return tuple(values) if isinstance(values, (tuple, list)) else (values,)
 
 
-def _prepare_device(session: Session, ds: DeviceSession, upstream_trainable: bool) -> None:
+def _prepare_device(ds: DeviceSession) -> None:
     """Bind the device's optimizer once every trainer on it is compiled."""
     names = [n for t in ds.trainers for n in t.trainable]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -151,7 +151,7 @@ def _forward_one(session: Session, values: tuple, targets: tuple | None, keep: b
             values, record = ds.loss.forward(values + targets)
             records.append((ds.loss, record, n_pred))
         if not ds.prepared:
-            _prepare_device(session, ds, upstream_trainable)
+            _prepare_device(ds)
     if keep:
         session.pending.append(records)
     return values
