@@ -90,14 +90,12 @@ def main(argv=None) -> None:
     parser.add_argument("--fidelity", default=None, help="LoFi, HiFi2, HiFi3 or HiFi4 (default: the config's)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--top", type=int, default=15)
-    parser.add_argument("--threads", type=int, default=None, help="torch and BLAS threads (default: as set up)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     args = parser.parse_args(argv)
     if args.threads:
         import torch
-        from threadpoolctl import threadpool_limits
 
         torch.set_num_threads(args.threads)
-        threadpool_limits(args.threads)
     medians, counts, wall, runs = profile(args.model, args.fidelity, args.runs)
     print(f"{args.model}: one run {wall * 1e3:.1f} ms (median of {runs}); fidelity {args.fidelity or 'default'}\n")
     print(f"{'op type':<16}{'calls':>7}{'ms/run':>10}{'share':>8}")
