@@ -15,6 +15,7 @@ from .decompose_shapes import DecomposeStackAndAdaptivePool
 from .dropout_as_identity import DropoutAsIdentity
 from .fill_constants import FillConstants
 from .fold_constant import FoldConstants
+from .one_d_as_two_d import ConvPool1DAs2D
 from .divide_by_constant import DivideByConstantAsMultiply
 from .fold_constant_layouts import FoldConstantLayouts
 from .guard_take import GuardTakeIndices
@@ -91,6 +92,8 @@ def buda_pass_pipeline() -> PassPipeline:
                       "stack as concat, adaptive average pooling as mean or avg_pool2d"),
             NamedPass("collapse_sum_as_sum", CollapseSumAsSum,
                       "autodiff's gradient of a broadcast (collapse_sum_to) as sum + reshape"),
+            NamedPass("conv_pool_1d_as_2d", ConvPool1DAs2D,
+                      "1-D conv and pools as the device's 2-D ones over a height of 1 (as PyBuda did)"),
             NamedPass("split_as_slices", SplitAsSlices, "split returns a tuple; its parts are strided slices"),
             NamedPass("split_multi_axis_ops", SplitMultiAxisOps,
                       "device reductions and slices take one axis at a time"),
