@@ -74,7 +74,24 @@ def _cumsum_with_output_dtype(node, importer):
     return importer.block_builder.emit(relax.op.cumsum(x, dim, dtype))
 
 
-CUSTOM_CONVERTERS = {"cumsum.default": _cumsum_with_output_dtype}
+def _extreme(reduce):
+    """torch.amax / torch.amin (TVM 0.27's importer has no converter): a max / min reduction."""
+
+    def convert(node, importer):
+        x = importer.env[node.args[0]]
+        dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", ())
+        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+        axis = None if dim in ((), [], None) else list(dim) if isinstance(dim, (list, tuple)) else [dim]
+        return importer.block_builder.emit(reduce(x, axis, bool(keepdim)))
+
+    return convert
+
+
+def _converters() -> dict:
+    from tvm import relax
+
+    return {"cumsum.default": _cumsum_with_output_dtype,
+            "amax.default": _extreme(relax.op.max), "amin.default": _extreme(relax.op.min)}
 
 
 def import_exported_program(program, name: str) -> ImportedModel:
@@ -83,7 +100,7 @@ def import_exported_program(program, name: str) -> ImportedModel:
 
     try:
         mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True,
-                                    custom_convert_map=CUSTOM_CONVERTERS)
+                                    custom_convert_map=_converters())
     except Exception as exc:  # noqa: BLE001
         raise import_failed("pytorch", name, ROUTE, exc) from exc
     mod, detached = relax.frontend.detach_params(mod)
