@@ -22,7 +22,7 @@ def _mlp():
 def _arrays(value, found: dict, label: str) -> None:
     """Every numpy array reachable from a weight: its value, device copies, consteval results and
     the slices kernels cache on a device tensor (Tensor._derived)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, torch.Tensor)):  # kernels keep weight slices as either
         found.setdefault(id(value), (label, value))
     elif isinstance(value, Tensor):
         _arrays(value.padded, found, label)
