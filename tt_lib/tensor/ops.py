@@ -57,24 +57,21 @@ def _run(what: str, compute, *tensors: Tensor) -> Tensor:
     return Tensor._on_device(result, first.dtype(), first.layout(), device)
 
 
-def _same_shape(what: str, a: Tensor, b: Tensor) -> None:
-    if a.shape() != b.shape():
-        raise ValueError(f"tt_lib.tensor.{what}: shapes {a.shape()} and {b.shape()} differ; eltwise ops need equal shapes")
+def _eltwise(name: str, pybuda_op, doc: str):
+    def eltwise(a: Tensor, b: Tensor) -> Tensor:
+        if a.shape() != b.shape():
+            raise ValueError(f"tt_lib.tensor.{name}: shapes {a.shape()} and {b.shape()} differ; "
+                             "eltwise ops need equal shapes")
+        return _run(name, pybuda_op, a, b)
+
+    eltwise.__name__ = eltwise.__qualname__ = name
+    eltwise.__doc__ = doc
+    return eltwise
 
 
-def add(a: Tensor, b: Tensor) -> Tensor:
-    _same_shape("add", a, b)
-    return _run("add", op.Add, a, b)
-
-
-def sub(a: Tensor, b: Tensor) -> Tensor:
-    _same_shape("sub", a, b)
-    return _run("sub", op.Subtract, a, b)
-
-
-def mul(a: Tensor, b: Tensor) -> Tensor:
-    _same_shape("mul", a, b)
-    return _run("mul", op.Multiply, a, b)
+add = _eltwise("add", op.Add, "a + b (equal shapes).")
+sub = _eltwise("sub", op.Subtract, "a - b (equal shapes).")
+mul = _eltwise("mul", op.Multiply, "a * b (equal shapes).")
 
 
 def _check_inner(what: str, a: Tensor, b: Tensor) -> None:
@@ -98,32 +95,22 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     return _run("bmm", op.Matmul, a, b)
 
 
-def relu(a: Tensor) -> Tensor:
-    return _run("relu", op.Relu, a)
+def _unary(name: str, pybuda_op, doc: str):
+    def unary(a: Tensor) -> Tensor:
+        return _run(name, pybuda_op, a)
+
+    unary.__name__ = unary.__qualname__ = name
+    unary.__doc__ = doc
+    return unary
 
 
-def gelu(a: Tensor) -> Tensor:
-    return _run("gelu", op.Gelu, a)
-
-
-def exp(a: Tensor) -> Tensor:
-    return _run("exp", op.Exp, a)
-
-
-def recip(a: Tensor) -> Tensor:
-    return _run("recip", op.Reciprocal, a)
-
-
-def sqrt(a: Tensor) -> Tensor:
-    return _run("sqrt", op.Sqrt, a)
-
-
-def sigmoid(a: Tensor) -> Tensor:
-    return _run("sigmoid", op.Sigmoid, a)
-
-
-def log(a: Tensor) -> Tensor:
-    return _run("log", op.Log, a)
+relu = _unary("relu", op.Relu, "max(x, 0).")
+gelu = _unary("gelu", op.Gelu, "GELU (erf form).")
+exp = _unary("exp", op.Exp, "e ** x.")
+recip = _unary("recip", op.Reciprocal, "1 / x.")
+sqrt = _unary("sqrt", op.Sqrt, "Square root.")
+sigmoid = _unary("sigmoid", op.Sigmoid, "1 / (1 + e ** -x).")
+log = _unary("log", op.Log, "Natural logarithm.")
 
 
 def softmax(a: Tensor) -> Tensor:
