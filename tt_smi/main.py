@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from buda_runtime_sim.perf.boards import BOARDS
-from buda_runtime_sim.runtime.telemetry import read_states, reset_states, state_dir
+from buda_runtime_sim.runtime.telemetry import read_states, reset_states, state_dir, watching
 
 from . import __version__
 from .info import snapshot
@@ -60,12 +60,13 @@ def dump(directory: Path | None, duration: float | None, interval: float, device
     directory.mkdir(parents=True, exist_ok=True)
     stop = stop or threading.Event()
     rows, end = [], (time.monotonic() + duration) if duration is not None else None
-    while not stop.is_set() and (end is None or time.monotonic() < end):
-        now = time.time()
-        stamp = datetime.datetime.fromtimestamp(now).isoformat(timespec="milliseconds")
-        rows += [{"timestamp": stamp, **r.as_dict()} for r in read_chips(read_states(), now, max(interval, 0.1),
-                                                                            device_config)]
-        stop.wait(interval if end is None else max(0.0, min(interval, end - time.monotonic())))
+    with watching():
+        while not stop.is_set() and (end is None or time.monotonic() < end):
+            now = time.time()
+            stamp = datetime.datetime.fromtimestamp(now).isoformat(timespec="milliseconds")
+            rows += [{"timestamp": stamp, **r.as_dict()}
+                     for r in read_chips(read_states(), now, max(interval, 0.1), device_config)]
+            stop.wait(interval if end is None else max(0.0, min(interval, end - time.monotonic())))
     csv_path = directory / "telemetry.csv"
     with open(csv_path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=DUMP_COLUMNS)
@@ -112,8 +113,9 @@ def main(argv=None) -> int:
         return 0
     from .app import TTSmiApp
 
-    TTSmiApp(interval=args.interval, theme_name=args.theme, no_color=args.no_color,
-             device_config=args.device_config).run()
+    with watching():
+        TTSmiApp(interval=args.interval, theme_name=args.theme, no_color=args.no_color,
+                 device_config=args.device_config).run()
     return 0
 
 

@@ -1,20 +1,23 @@
 """What running simulated devices are doing, published for tt-smi: one small JSON state file per
 live TTDevice.
 
-A device records each run as (start time, busy seconds): the perf model's estimate of the device
-time for a compiled model, or the simulator's own run time for a hand-written PyBudaModule. Files
+A device records each run as (start time, busy seconds): while a tt-smi display or dump watches,
+the perf model's estimate of the device time for a compiled model; otherwise (and for hand-written
+PyBudaModules) the simulator's own run time, so unwatched runs never pay for an estimate. Files
 live in TT_SMI_STATE_DIR (default: <tmp>/tvm-buda-devices-<user>), are replaced atomically, and
 are removed at shutdown; files of processes that died are ignored by readers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from ..env import EnvVar
@@ -127,17 +130,39 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "device"
 
 
-_estimates: "weakref.WeakKeyDictionary" = None  # compiled model -> estimated device seconds per run
+_estimates: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # compiled model -> device s per run
+WATCH_PREFIX = "watching-"
+
+
+def watched(directory: Path | None = None) -> bool:
+    """Whether a live tt-smi display or dump is reading device state now (a marker file per reader)."""
+    directory = Path(directory) if directory is not None else state_dir()
+    if not directory.is_dir():
+        return False
+    return any(_alive(int(p.name.removeprefix(WATCH_PREFIX))) for p in directory.glob(WATCH_PREFIX + "*")
+               if p.name.removeprefix(WATCH_PREFIX).isdigit())
+
+
+@contextlib.contextmanager
+def watching(directory: Path | None = None):
+    """Mark this process as a reader of device state for the duration of the block."""
+    directory = Path(directory) if directory is not None else state_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / f"{WATCH_PREFIX}{os.getpid()}"
+    marker.touch()
+    try:
+        yield
+    finally:
+        marker.unlink(missing_ok=True)
 
 
 def busy_seconds(device, wall_seconds: float) -> float:
-    """Device time of one run of `device`'s modules: the perf model's estimate for compiled models
-    (on the device's board), the simulator's wall time for modules it cannot estimate."""
-    global _estimates
-    import weakref
-
-    if _estimates is None:
-        _estimates = weakref.WeakKeyDictionary()
+    """Device time of one run of `device`'s modules. While tt-smi watches: the perf model's estimate
+    for compiled models (on the device's board), computed once per model. Otherwise, and for
+    modules it cannot estimate, the simulator's wall time: no estimate is paid for on a run nobody
+    is watching."""
+    if not watched():
+        return wall_seconds
     total = 0.0
     for module in device.modules:
         compiled = getattr(device, "compiled", {}).get(id(module))

@@ -55,3 +55,28 @@ def test_dead_processes_are_ignored(_state_dir):
     (_state_dir / "dead.json").write_text(json.dumps({**_state(), "pid": 2 ** 22 + 12345}))
     (_state_dir / "torn.json").write_text("{not json")
     assert read_states() == []
+
+
+def test_estimates_are_paid_for_only_while_tt_smi_watches(_state_dir):
+    from buda_runtime_sim.runtime import telemetry
+
+    class Report:
+        seconds = 0.004
+
+    class Compiled:
+        calls = 0
+
+        def perf_report(self, board):
+            Compiled.calls += 1
+            return Report()
+
+    module, compiled = object(), Compiled()
+    device = type("Device", (), {"modules": [module], "compiled": {id(module): compiled}, "board_name": "wh_n150"})()
+    assert telemetry.busy_seconds(device, 0.5) == 0.5 and Compiled.calls == 0   # nobody watching: no estimate
+    with telemetry.watching():
+        assert telemetry.watched()
+        assert telemetry.busy_seconds(device, 0.5) == 0.004
+        assert telemetry.busy_seconds(device, 0.5) == 0.004 and Compiled.calls == 1   # once per model
+    assert not telemetry.watched()
+    (_state_dir / "watching-999999999").touch()                                     # a reader that died
+    assert not telemetry.watched()
