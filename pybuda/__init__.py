@@ -15,6 +15,7 @@ from buda_runtime_sim.runtime import (
     initialize_pipeline,
     run_backward,
     run_forward,
+    run_generate,
     run_inference,
     run_optimizer,
     run_training,
@@ -82,6 +83,7 @@ __all__ = ["BackendDevice", "BackendType", "CPUDevice", "CompilerConfig", "DataF
            "TFLiteModule", "TFModule", "TTDevice", "TTDeviceImage", "Tensor", "config",
            "configure_mixed_precision", "detect_available_devices", "get_intermediates_queue",
            "get_parameter_checkpoint", "get_parameter_gradients", "initialize_pipeline", "op", "optimizers",
-           "override_op_size", "run_backward", "run_forward", "run_inference", "run_optimizer", "run_training",
+           "override_op_size", "run_backward", "run_forward", "run_generate", "run_inference", "run_optimizer",
+           "run_training",
            "schedulers", "set_chip_break", "set_configuration_options", "set_epoch_break", "shutdown",
            "update_device_parameters", "VerifyConfig", "verify", "_C"]

@@ -22,7 +22,7 @@ from ..enums import BackendDevice, BackendType, DeviceMode
 from ..fidelity import check_accumulate_df
 from ..module import Module, PyBudaModule
 from ..tensor import Tensor, _to_numpy
-from . import telemetry
+from . import generation, telemetry
 from .queues import intermediates_queue
 from .training_device import TrainingDevice
 
@@ -122,7 +122,7 @@ class Device(TrainingDevice):
     # ---- running --------------------------------------------------------------------------
     def run_modules(self, inputs):
         values = inputs
-        for module in self.modules:
+        for module in generation.active_modules(self):  # all placed modules unless set_active_subgraph chose one
             values = self.run_module(module, values)
         return values
 
@@ -258,11 +258,20 @@ class TTDevice(Device):
         return device_from_image(TTDevice, img, model, name)
 
     def _expected_signature(self):
-        compiled = self.compiled.get(id(self.modules[0])) if self.modules else None
-        if compiled is None:
-            return None
-        specs = compiled.imported.inputs
-        return [s.name for s in specs], [(tuple(s.shape), s.dtype) for s in specs]
+        return generation.pushed_signature(self)  # the active module's inputs, past caches (held here) excepted
+
+    # ---- generation (runtime/generation.py) -------------------------------------------------
+    def generate(self, loop_count: int, write_index: int, tokens_per_iter: int = -1, token_id: int = -1) -> None:
+        """Run `loop_count` decoding steps; past-cache outputs are written into the device's cache at
+        `write_index` (see runtime/generation.py), the other outputs go to the output queue."""
+        generation.generate(self, loop_count, write_index, tokens_per_iter, token_id)
+
+    def set_active_subgraph(self, subgraph_index: int) -> None:
+        """Run only the placed module `subgraph_index` (e.g. a prefill or a decode program)."""
+        generation.set_active_subgraph(self, subgraph_index)
+
+    def get_active_subgraph(self) -> int | None:
+        return generation.get_active_subgraph(self)
 
 
 class CPUDevice(Device):

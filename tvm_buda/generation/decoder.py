@@ -1,0 +1,99 @@
+"""GPT2Generator: greedy decoding of a GPT-2 LM on a TTDevice, the docs/generation.md recipe in one class.
+
+Two programs are placed on one TTDevice: a prefill step over a padded prompt of `prompt_len`
+tokens and a decode step of one token, both against a past cache of `cache_len` positions
+(GPT2CacheStep). Each is compiled once (static shapes). The past keys/values are linked
+(`loopback_outputs`) so the device keeps them between steps and writes each step's new ones at
+its write index; the host sends token ids, positions and the attention bias, and reads logits.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .gpt2 import GPT2CacheStep, attention_bias
+
+PREFILL, DECODE = 0, 1  # active-subgraph indices of the two programs
+
+
+class GPT2Generator:
+    def __init__(self, model, prompt_len: int, cache_len: int, device_name: str = "tt0"):
+        import pybuda
+
+        if type(model).__name__ != "GPT2LMHeadModel":
+            raise NotImplementedError(f"GPT2Generator takes a transformers GPT2LMHeadModel, not {type(model).__name__}; "
+                                      "other decoders need their own cache step (see tvm_buda/generation/gpt2.py)")
+        positions = model.config.n_positions
+        if not 0 < prompt_len <= cache_len <= positions:
+            raise ValueError(f"GPT2Generator: need 0 < prompt_len ({prompt_len}) <= cache_len ({cache_len}) <= the "
+                             f"model's n_positions ({positions})")
+        self.model = model.eval()
+        self.prompt_len, self.cache_len = int(prompt_len), int(cache_len)
+        self.steps = [GPT2CacheStep(model, cache_len, prompt_len), GPT2CacheStep(model, cache_len, 1)]
+        caches = 2 * self.steps[0].num_layers
+        config = pybuda.config._get_global_compiler_config()
+        config.loopback_outputs = {f"past_{i}": 1 + i for i in range(caches)}  # past_i <- new key/value i
+        self.device = pybuda.TTDevice(device_name, module=[
+            pybuda.PyTorchModule("gpt2_prefill", self.steps[PREFILL]),
+            pybuda.PyTorchModule("gpt2_decode", self.steps[DECODE])])
+        for index, step in enumerate(self.steps):  # compile each program once, past caches in its sample inputs
+            self.device.set_active_subgraph(index)
+            self.output_queue = pybuda.initialize_pipeline(training=False, sample_inputs=step.sample_inputs())
+
+    @property
+    def compiled(self) -> list:
+        """[prefill, decode] CompiledModels."""
+        return [self.device.compiled[id(m)] for m in self.device.modules]
+
+    def generate(self, input_ids: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
+        """Greedy decoding as `model.generate(input_ids, do_sample=False, max_new_tokens=...)`:
+        returns [1, prompt + new] token ids (stops early at the model's eos token)."""
+        n = _check_prompt(input_ids, self.prompt_len)
+        if max_new_tokens < 1 or n + max_new_tokens - 1 > self.cache_len:
+            raise ValueError(f"max_new_tokens={max_new_tokens}: a {n}-token prompt leaves room for 1 to "
+                             f"{self.cache_len - n + 1} new tokens in a cache of {self.cache_len} positions")
+        valid = torch.zeros(self.cache_len, dtype=torch.bool)
+        ids = torch.zeros((1, self.prompt_len), dtype=torch.int64)
+        ids[0, :n] = input_ids[0]
+        positions = torch.arange(self.prompt_len).unsqueeze(0)
+        self.device.set_active_subgraph(PREFILL)  # the prompt's keys/values fill slots [0, prompt_len)
+        self.device.push_to_inputs((ids, positions, attention_bias(valid, self.prompt_len, n)))
+        self.device.generate(loop_count=1, write_index=0)
+        token = self._next_token(row=n - 1)
+        valid[:n] = True
+        tokens = [token]
+        self.device.set_active_subgraph(DECODE)
+        for position in range(n, n + max_new_tokens - 1):
+            if token in _eos_ids(self.model):
+                break
+            self.device.push_to_inputs((torch.tensor([[token]]), torch.tensor([[position]]),
+                                        attention_bias(valid, 1)))
+            self.device.generate(loop_count=1, write_index=position)  # one token per step: slot = position
+            valid[position] = True
+            token = self._next_token(row=0)
+            tokens.append(token)
+        return torch.cat([input_ids, torch.tensor([tokens])], dim=1)
+
+    def _next_token(self, row: int) -> int:
+        logits = self.output_queue.get()[0].to_framework("pytorch")
+        return int(logits[0, row].argmax())
+
+    def perf(self, device_config: str | None = None):
+        """Tokens/s and time per token from the perf model (tvm_buda.generation.perf)."""
+        from .perf import generation_perf
+
+        return generation_perf(*self.compiled, device_config=device_config)
+
+
+def _check_prompt(input_ids, prompt_len: int) -> int:
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.shape[0] != 1:
+        raise ValueError("input_ids must be a [1, n] torch tensor of token ids (batch 1)")
+    n = input_ids.shape[1]
+    if not 0 < n <= prompt_len:
+        raise ValueError(f"the prompt has {n} tokens; this generator was compiled for 1 to {prompt_len}")
+    return n
+
+
+def _eos_ids(model) -> set[int]:
+    eos = getattr(model.generation_config, "eos_token_id", None)
+    return set() if eos is None else {eos} if isinstance(eos, int) else set(eos)
