@@ -79,10 +79,11 @@ class GPT2Generator:
         return int(logits[0, row].argmax())
 
     def perf(self, device_config: str | None = None):
-        """Tokens/s and time per token from the perf model (tvm_buda.generation.perf)."""
+        """Tokens/s and time per token from the perf model (tvm_buda.generation.perf), on the
+        device's board unless `device_config` names another."""
         from .perf import generation_perf
 
-        return generation_perf(*self.compiled, device_config=device_config)
+        return generation_perf(*self.compiled, device_config=device_config or self.device.board_name)
 
 
 def _check_prompt(input_ids, prompt_len: int) -> int:
