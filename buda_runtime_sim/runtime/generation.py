@@ -56,12 +56,14 @@ def _input_names(compiled) -> list[str]:
 
 
 def cache_inputs(compiled) -> list[str]:
-    """Input names the device feeds from its past-cache buffers, in input order."""
+    """Input names the device feeds from its past-cache buffers, in input order. loopback_outputs
+    is a global setting: a model that has none of the inputs it names has no caches, one that has
+    some but not all is an error (a misspelt name)."""
     names = _input_names(compiled)
     config = compiled.config
     linked = dict(config.loopback_outputs or {})
     unknown = sorted(set(linked) - set(names))
-    if unknown:
+    if unknown and len(unknown) < len(linked):
         raise ValueError(f"loopback_outputs names input(s) {unknown} that {compiled.name} does not have; "
                          f"its inputs are {names}")
     if not linked and config.enable_link_past_cache_ios:
@@ -178,7 +180,8 @@ def _full_inputs(device, compiled, pushed, buffers) -> list:
     names = _input_names(compiled)
     cached = [n for n in names if n in buffers]
     if not cached:
-        raise RuntimeError(f"{device.name}: {compiled.name} has no past-cache inputs to generate with; set "
+        raise RuntimeError(f"{device.name}: {compiled.name} (inputs {names}) has no past-cache inputs to generate "
+                           f"with (it was compiled with loopback_outputs={dict(compiled.config.loopback_outputs)}); set "
                            "CompilerConfig.loopback_outputs = {input name: output index} (or "
                            "enable_link_past_cache_ios=True) before compiling, or use run_forward")
     if isinstance(pushed, dict):

@@ -29,16 +29,20 @@ class GPT2Generator:
                              f"model's n_positions ({positions})")
         self.model = model.eval()
         self.prompt_len, self.cache_len = int(prompt_len), int(cache_len)
-        self.steps = [GPT2CacheStep(model, cache_len, prompt_len), GPT2CacheStep(model, cache_len, 1)]
-        caches = 2 * self.steps[0].num_layers
-        config = pybuda.config._get_global_compiler_config()
-        config.loopback_outputs = {f"past_{i}": 1 + i for i in range(caches)}  # past_i <- new key/value i
+        prefill = GPT2CacheStep(model, cache_len, prompt_len)
+        self.steps = [prefill, GPT2CacheStep(model, cache_len, 1, lm_head_weight=prefill.lm_head_weight)]
         self.device = pybuda.TTDevice(device_name, module=[
             pybuda.PyTorchModule("gpt2_prefill", self.steps[PREFILL]),
             pybuda.PyTorchModule("gpt2_decode", self.steps[DECODE])])
-        for index, step in enumerate(self.steps):  # compile each program once, past caches in its sample inputs
-            self.device.set_active_subgraph(index)
-            self.output_queue = pybuda.initialize_pipeline(training=False, sample_inputs=step.sample_inputs())
+        config = pybuda.config._get_global_compiler_config()
+        saved = config.loopback_outputs
+        config.loopback_outputs = {f"past_{i}": 1 + i for i in range(2 * prefill.num_layers)}  # past_i <- output 1+i
+        try:  # compile each program once, past caches in its sample inputs; each keeps its config's links
+            for index, step in enumerate(self.steps):
+                self.device.set_active_subgraph(index)
+                self.output_queue = pybuda.initialize_pipeline(training=False, sample_inputs=step.sample_inputs())
+        finally:
+            config.loopback_outputs = saved  # the global setting is the user's again
 
     @property
     def compiled(self) -> list:

@@ -19,7 +19,7 @@ MASKED = -1.0e4  # additive bias of a key that must not be attended (exp underfl
 
 
 class GPT2CacheStep(torch.nn.Module):
-    def __init__(self, model, cache_len: int, step_len: int):
+    def __init__(self, model, cache_len: int, step_len: int, lm_head_weight: torch.nn.Parameter | None = None):
         super().__init__()
         config = model.config
         if getattr(config, "reorder_and_upcast_attn", False):
@@ -27,7 +27,9 @@ class GPT2CacheStep(torch.nn.Module):
         self.transformer = model.transformer
         # its own copy of the output projection: tied to the embedding (which stays on the host), the
         # device would be sent the transposed [vocab, n_embd] matrix over PCIe on every step
-        self.lm_head_weight = torch.nn.Parameter(model.lm_head.weight.detach().clone(), requires_grad=False)
+        # (another step of the same model may pass its copy in)
+        self.lm_head_weight = lm_head_weight if lm_head_weight is not None else torch.nn.Parameter(
+            model.lm_head.weight.detach().clone(), requires_grad=False)
         self.cache_len, self.step_len = int(cache_len), int(step_len)
         self.num_heads = config.n_head
         self.head_dim = config.n_embd // config.n_head

@@ -108,11 +108,29 @@ def test_generate_before_initialize_or_without_links():
 
 
 def test_loopback_naming_a_missing_input_is_an_error():
-    pybuda.config._get_global_compiler_config().loopback_outputs = {"pst": 1}
-    tt0 = pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("step", AddToCache()))
-    pybuda.initialize_pipeline(training=False, sample_inputs=(torch.zeros(1, 2, 1, 32), torch.zeros(1, 2, 8, 32)))
-    with pytest.raises(ValueError, match=r"loopback_outputs names input\(s\) \['pst'\]"):
+    class TwoCaches(torch.nn.Module):
+        def forward(self, x, past_k, past_v):
+            return x, x, x
+
+    pybuda.config._get_global_compiler_config().loopback_outputs = {"past_k": 1, "past_value": 2}
+    tt0 = pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("step", TwoCaches()))
+    pybuda.initialize_pipeline(training=False, sample_inputs=(torch.zeros(1, 2, 1, 32), torch.zeros(1, 2, 8, 32),
+                                                              torch.zeros(1, 2, 8, 32)))
+    with pytest.raises(ValueError, match=r"loopback_outputs names input\(s\) \['past_value'\]"):
         tt0.push_to_inputs((torch.zeros(1, 2, 1, 32),))
+
+
+def test_loopback_naming_none_of_a_models_inputs_leaves_it_alone():
+    pybuda.config._get_global_compiler_config().loopback_outputs = {"pst": 1}   # meant for another model
+    tt0 = pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("step", AddToCache()))
+    sample = (torch.zeros(1, 2, 1, 32), torch.zeros(1, 2, 8, 32))
+    queue = pybuda.initialize_pipeline(training=False, sample_inputs=sample)
+    tt0.push_to_inputs(sample)
+    pybuda.run_forward()
+    assert len(queue.get()) == 2
+    tt0.push_to_inputs(sample)
+    with pytest.raises(RuntimeError, match=r"no past-cache inputs .*loopback_outputs=\{'pst': 1\}"):
+        tt0.generate(1, 0)
 
 
 def test_link_past_cache_ios_heuristic():
@@ -123,3 +141,23 @@ def test_link_past_cache_ios_heuristic():
     tt0.push_to_inputs((torch.ones(1, 2, 1, 32),))
     tt0.generate(1, 6)
     assert len(queue.get()) == 1 and np.all(_cache(tt0)[:, :, 6] == 2.0)
+
+
+def test_run_generate_through_a_cpu_device_before_the_tt_device():
+    pybuda.config._get_global_compiler_config().loopback_outputs = {"past": 1}
+    cpu0 = pybuda.CPUDevice("cpu0", module=pybuda.PyTorchModule("double", Double()))
+    tt0 = pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("step", AddToCache()))
+    queue = pybuda.initialize_pipeline(training=False, sample_inputs=(torch.zeros(1, 2, 1, 32),
+                                                                      torch.zeros(1, 2, 8, 32)))
+    cpu0.push_to_inputs((torch.ones(1, 2, 1, 32),))
+    cpu0.push_to_inputs((torch.ones(1, 2, 1, 32),))
+    pybuda.run_generate(input_count=2, write_index=0, tokens_per_iter=1, token_id=0)
+    assert [float(queue.get()[0].to_framework("numpy")[0, 0, 0, 0]) for _ in range(2)] == [2.0, 6.0]
+    np.testing.assert_allclose(_cache(tt0)[0, 0, :3, 0], [4.0, 4.0, 0.0])
+
+
+class Double(torch.nn.Module):
+    """The CPU stage: doubles the activation and passes the past cache through (sample run only)."""
+
+    def forward(self, x, past=None):
+        return (x * 2.0,) if past is None else (x * 2.0, past)

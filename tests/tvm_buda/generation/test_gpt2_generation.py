@@ -51,6 +51,14 @@ def test_greedy_generation_at_default_formats_agrees_on_90_percent_of_tokens():
     assert agreement >= 0.9, f"{agreement:.0%} of the tokens agree"
     for compiled in generator.compiled:   # the whole step runs on the device but the embedding lookups
         assert compiled.num_device_subgraphs == 1 and set(compiled.cpu_ops()) <= {"take", "astype", "reshape"}
+    assert pybuda.config._get_global_compiler_config().loopback_outputs == {}   # set for the compile only
+    eos = golden[0, 8].item()                        # stops at the eos token as transformers does
+    model.generation_config.eos_token_id = eos
+    with torch.no_grad():
+        golden = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=NEW_TOKENS,
+                                do_sample=False)
+    out = generator.generate(prompt, NEW_TOKENS)
+    assert out.shape[1] < 5 + NEW_TOKENS and out[0, -1] == eos and out.tolist() == golden.tolist()
     with pytest.raises(ValueError, match="the prompt has 9 tokens; this generator was compiled for 1 to 8"):
         generator.generate(torch.ones(1, 9, dtype=torch.int64), 2)
     with pytest.raises(ValueError, match="room for 1 to 28 new tokens"):
