@@ -78,13 +78,40 @@ class PyTorchModule(FrameworkModule):
         return import_pytorch(self.framework_module, sample_inputs, name)
 
     def forward(self, *args, **kwargs):
+        """Call the model as PyTorch would: with gradients enabled the outputs carry the autograd
+        graph `backward` follows."""
+        return self.framework_module(*args, **kwargs)
+
+    def backward(self, *args):
+        """Backpropagate from outputs of `forward`: each argument is an (output, incoming gradient)
+        pair (or pass one list of them); gradients accumulate in the model's parameters' `.grad`
+        and in inputs that require grad, as `torch.autograd.backward` does."""
         import torch
 
-        with torch.no_grad():
-            return self.framework_module(*args, **kwargs)
+        pairs = args[0] if len(args) == 1 and isinstance(args[0], list) else list(args)
+        if not pairs:
+            raise ValueError(f"PyTorchModule {self.name!r}.backward needs (output, gradient) pairs, got none")
+        for i, pair in enumerate(pairs):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise TypeError(f"PyTorchModule {self.name!r}.backward: argument #{i} must be an (output, gradient) "
+                                f"pair, got {type(pair).__name__}")
+            output, grad = pair
+            if not isinstance(output, torch.Tensor) or output.grad_fn is None and not output.requires_grad:
+                raise ValueError(f"PyTorchModule {self.name!r}.backward: output #{i} carries no autograd graph; "
+                                 "compute it with forward(...) while gradients are enabled (not under torch.no_grad, "
+                                 "and not from a device run, which is inference only)")
+            if tuple(grad.shape) != tuple(output.shape):
+                raise ValueError(f"PyTorchModule {self.name!r}.backward: gradient #{i} has shape "
+                                 f"{tuple(grad.shape)}, its output has shape {tuple(output.shape)}")
+        outputs = [o for o, _ in pairs]
+        grads = [torch.as_tensor(g.value() if hasattr(g, "value") else g, dtype=o.dtype) for o, g in pairs]
+        torch.autograd.backward(outputs, grads)
 
     def cpu_eval(self, *inputs, **named_inputs):
-        return self.forward(*inputs, **named_inputs)
+        import torch
+
+        with torch.no_grad():  # a device run is inference: no graph is kept
+            return self.forward(*inputs, **named_inputs)
 
 
 class TFModule(FrameworkModule):

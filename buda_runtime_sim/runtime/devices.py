@@ -22,7 +22,7 @@ from ..enums import BackendDevice, BackendType, DeviceMode
 from ..fidelity import check_accumulate_df
 from ..module import Module, PyBudaModule
 from ..tensor import Tensor, _to_numpy
-from . import generation, telemetry
+from . import device_pipeline, generation, telemetry
 from .queues import intermediates_queue
 from .training_device import TrainingDevice
 
@@ -79,6 +79,7 @@ class Device(TrainingDevice):
         self._check_active("push_to_inputs")
         if not self.modules:
             raise RuntimeError(f"{self.name}: push_to_inputs before any module was placed; call place_module first")
+        device_pipeline.check_first(self, _pipeline)
         if len(tensors) == 1 and isinstance(tensors[0], (tuple, list, Mapping)):
             tensors = tensors[0]
         self._validate(tensors)

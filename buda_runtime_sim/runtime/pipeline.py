@@ -10,10 +10,10 @@ from collections.abc import Mapping
 
 from .. import module as _module
 from ..tensor import Tensor
-from . import devices, queues
+from . import device_pipeline, devices, queues
 from . import training as _training
 
-_state = {"output_queue": None, "initialized": False}
+_state = {"output_queue": None, "initialized": False, "d2d_fwd_queues": []}
 _lock = threading.RLock()  # one pipeline: a call's inputs, run and outputs are not interleaved with another's
 
 
@@ -31,16 +31,17 @@ def _wrap(outputs) -> list[Tensor]:
 
 
 def _pipeline() -> list:
-    pipeline = [d for d in devices.registered_devices() if d.active]
-    if not pipeline:
+    """The devices with modules, in creation order (runtime/device_pipeline.py)."""
+    if not any(d.active for d in devices.registered_devices()):
         raise RuntimeError("no device has been created (or pybuda was shut down); create a TTDevice and place a "
                            "module on it, or pass module= to run_inference")
-    if not any(d.modules for d in pipeline):
+    pipeline = device_pipeline.stages(devices.registered_devices())
+    if not pipeline:
         raise RuntimeError("no module has been placed on any device; call device.place_module(...)")
     return pipeline
 
 
-def _forward(pipeline, count: int, output_queue: queue.Queue) -> None:
+def _forward(pipeline, count: int, output_queue: queue.Queue, d2d_queues=()) -> None:
     first = pipeline[0]
     if len(first.input_queue) < count:
         raise RuntimeError(
@@ -48,10 +49,7 @@ def _forward(pipeline, count: int, output_queue: queue.Queue) -> None:
             "push inputs with device.push_to_inputs(...) or pass inputs=[...]"
         )
     for _ in range(count):
-        values = first.input_queue.popleft()
-        for device in pipeline:
-            if device.modules:
-                values = device.run_modules(values)
+        values = device_pipeline.forward(pipeline, first.input_queue.popleft(), d2d_queues)
         output_queue.put(_wrap(values))
 
 
@@ -98,22 +96,29 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
                         sample_inputs=(), sample_targets=(), microbatch_count: int = 1, d2d_fwd_queues=(),
                         d2d_bwd_queues=(), _sequential: bool = False, _verify_cfg=None, _device_mode=None):
     """Compile every module for `sample_inputs` so later run_forward calls only execute. Returns the
-    output queue, or with training=True the checkpoint queue (see runtime.training)."""
+    output queue, or with training=True the checkpoint queue (see runtime.training).
+
+    d2d_fwd_queues (one per device boundary, or none) receive the tensors each run_forward sends
+    from one device to the next; d2d_bwd_queues the gradients sent back when training
+    (runtime/device_pipeline.py)."""
+    if not isinstance(microbatch_count, int) or isinstance(microbatch_count, bool) or microbatch_count < 1:
+        raise ValueError(f"initialize_pipeline: microbatch_count must be a positive integer, got {microbatch_count!r}")
     if training:
         return _training.initialize_training(output_queue, checkpoint_queue, sample_inputs, sample_targets,
-                                            microbatch_count)
+                                            microbatch_count, d2d_fwd_queues, d2d_bwd_queues)
     _training.reset()
     pipeline = _pipeline()
+    d2d_fwd = device_pipeline.check_d2d_queues("d2d_fwd_queues", d2d_fwd_queues, pipeline)
+    device_pipeline.check_d2d_queues("d2d_bwd_queues", d2d_bwd_queues, pipeline)  # filled only when training
     if sample_inputs is None or (isinstance(sample_inputs, (tuple, list)) and not sample_inputs):
         raise ValueError("initialize_pipeline: sample_inputs are needed to compile (a tuple or dict of tensors "
                          "with the shapes and dtypes the model will see)")
-    values = sample_inputs
-    for device in pipeline:  # run once: compiles framework modules and checks the whole pipeline
-        if device.modules:
-            values = device.run_modules(values if isinstance(values, (tuple, list, Mapping)) else (values,))
+    values = sample_inputs if isinstance(sample_inputs, (tuple, list, Mapping)) else (sample_inputs,)
+    device_pipeline.forward(pipeline, values)  # run once: compiles framework modules and checks the whole pipeline
     queues.reset_intermediates()  # the compile pass is not a user forward
     _state["output_queue"] = output_queue if output_queue is not None else queue.Queue()
     _state["initialized"] = True
+    _state["d2d_fwd_queues"] = d2d_fwd
     return _state["output_queue"]
 
 
@@ -126,7 +131,9 @@ def run_forward(input_count: int = 1, _sequential: bool = False) -> None:
     if not _state["initialized"]:
         raise RuntimeError("run_forward before initialize_pipeline; call pybuda.initialize_pipeline(training=False, "
                            "sample_inputs=...) first (or use run_inference)")
-    _forward(_pipeline(), input_count, _state["output_queue"])
+    pipeline = _pipeline()
+    d2d = device_pipeline.check_d2d_queues("d2d_fwd_queues", _state["d2d_fwd_queues"], pipeline)  # devices may have changed
+    _forward(pipeline, input_count, _state["output_queue"], d2d)
 
 
 
@@ -151,7 +158,7 @@ def shutdown() -> None:
                           RuntimeWarning, stacklevel=2)
         device.remove_modules()
     devices.clear_devices()
-    _state.update(output_queue=None, initialized=False)
+    _state.update(output_queue=None, initialized=False, d2d_fwd_queues=[])
     _training.reset()
     queues.reset_intermediates()
 

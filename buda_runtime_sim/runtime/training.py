@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..tensor import Tensor, _to_numpy
-from . import devices
+from . import device_pipeline, devices
 from .trainers import Trainer, make_trainer
 
 
@@ -41,6 +41,9 @@ class Session:
     checkpoint_queue: queue.Queue
     pending: collections.deque = field(default_factory=collections.deque)
     optimizer_steps: int = 0
+    microbatch_count: int = 1         # forward passes that may wait for their backward (buffered intermediates)
+    d2d_fwd: list = field(default_factory=list)   # d2d_fwd_queues: activations crossing devices
+    d2d_bwd: list = field(default_factory=list)   # d2d_bwd_queues: gradients crossing devices back
 
 
 _session: Session | None = None
@@ -64,10 +67,11 @@ def _require_session(what: str) -> Session:
 
 # ---- set-up ---------------------------------------------------------------------------------
 def initialize_training(output_queue=None, checkpoint_queue=None, sample_inputs=(), sample_targets=(),
-                        microbatch_count: int = 1) -> queue.Queue:
+                        microbatch_count: int = 1, d2d_fwd_queues=(), d2d_bwd_queues=()) -> queue.Queue:
     """Build the session; compile every module now if sample inputs are given or already queued."""
     global _session
-    pipeline = [d for d in devices.registered_devices() if d.active and (d.modules or d.loss_module is not None)]
+    pipeline = device_pipeline.stages(devices.registered_devices(),
+                                      lambda d: bool(d.modules) or d.loss_module is not None)
     if not pipeline:
         raise RuntimeError("no module has been placed on any device; place a module and a loss module first")
     losses = [d for d in pipeline if d.loss_module is not None]
@@ -80,8 +84,11 @@ def initialize_training(output_queue=None, checkpoint_queue=None, sample_inputs=
     sessions = [DeviceSession(d, [make_trainer(d, m) for m in d.modules],
                               make_trainer(d, d.loss_module, is_loss=True) if d.loss_module is not None else None)
                 for d in pipeline]
+    d2d_fwd = device_pipeline.check_d2d_queues("d2d_fwd_queues", d2d_fwd_queues, pipeline)
+    d2d_bwd = device_pipeline.check_d2d_queues("d2d_bwd_queues", d2d_bwd_queues, pipeline)
     _session = Session(sessions, output_queue if output_queue is not None else queue.Queue(),
-                       checkpoint_queue if checkpoint_queue is not None else queue.Queue())
+                       checkpoint_queue if checkpoint_queue is not None else queue.Queue(),
+                       microbatch_count=microbatch_count, d2d_fwd=d2d_fwd, d2d_bwd=d2d_bwd)
     first = pipeline[0]
     inputs = sample_inputs if _given(sample_inputs) else (first.input_queue[0] if first.input_queue else None)
     targets_q = getattr(pipeline[-1], "target_input_queue", None)
@@ -132,7 +139,9 @@ def _prepare_device(ds: DeviceSession) -> None:
 def _forward_one(session: Session, values: tuple, targets: tuple | None, keep: bool = True):
     records = []
     upstream_trainable = False
-    for ds in session.devices:
+    for index, ds in enumerate(session.devices):
+        if index and ds.trainers:
+            device_pipeline.check_counts(session.devices[index - 1].device, values, ds.device, ds.trainers[0].module)
         for trainer in ds.trainers:
             if not ds.prepared:
                 trainer.prepare(values, len(values) if upstream_trainable else 0)
@@ -152,6 +161,8 @@ def _forward_one(session: Session, values: tuple, targets: tuple | None, keep: b
             records.append((ds.loss, record, n_pred))
         if not ds.prepared:
             _prepare_device(ds)
+        if keep and session.d2d_fwd and index < len(session.devices) - 1:
+            session.d2d_fwd[index].put(device_pipeline.as_tensors(values))
     if keep:
         session.pending.append(records)
     return values
@@ -181,6 +192,11 @@ def run_forward(input_count: int = 1, loss_queue: queue.Queue | None = None) -> 
     if len(targets_q) < input_count:
         raise RuntimeError(f"{input_count} input(s) requested but {len(targets_q)} target(s) queued on {last.name}; "
                            f"push targets with {last.name}.push_to_target_inputs(...)")
+    if len(session.pending) + input_count > session.microbatch_count:
+        raise RuntimeError(f"run_forward({input_count}) would leave {len(session.pending) + input_count} forward "
+                           f"pass(es) waiting for run_backward, but the pipeline buffers microbatch_count="
+                           f"{session.microbatch_count}; call run_backward first, or initialize_pipeline(training=True, "
+                           "microbatch_count=...) with a larger count")
     out = loss_queue if loss_queue is not None else session.output_queue
     for _ in range(input_count):
         values = _as_values(first.input_queue.popleft())
@@ -199,12 +215,17 @@ def run_backward(input_count: int = 1, zero_grad: bool = False) -> None:
                                "pybuda.run_forward(input_count=...) first (one backward per forward input)")
         records = session.pending.popleft()
         grads = None
-        for trainer, record, n_inputs in reversed(records):
+        stage = {id(ds.device): i for i, ds in enumerate(session.devices)}
+        for k in range(len(records) - 1, -1, -1):
+            trainer, record, n_inputs = records[k]
             if grads is None:  # the loss: d loss / d loss = 1
                 grads = (np.ones((), dtype=np.float32),)
             grads = trainer.backward(record, grads)[:n_inputs]
             if not grads or all(g is None for g in grads):
                 break
+            j = stage[id(trainer.device)]
+            if session.d2d_bwd and j and (k == 0 or records[k - 1][0].device is not trainer.device):
+                session.d2d_bwd[j - 1].put(device_pipeline.as_tensors(grads))  # crossing back to stage j - 1
 
 
 def _zero_grad(session: Session) -> None:
@@ -311,6 +332,7 @@ def run_training(epochs: int = 1, steps: int = 1, accumulation_steps: int = 1, m
     elif checkpoint_queue is not None:
         _session.checkpoint_queue = checkpoint_queue
     session = _session
+    session.microbatch_count = max(session.microbatch_count, microbatch_count)
     needed = epochs * steps * accumulation_steps * microbatch_count
     first, last = session.devices[0].device, session.devices[-1].device
     have_targets = len(getattr(last, "target_input_queue", ()))
