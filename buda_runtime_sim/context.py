@@ -52,3 +52,19 @@ def use(context: ExecutionContext):
         yield context
     finally:
         _local.context = previous
+
+
+def chip_ledger():
+    """The multi-chip record ops report to (runtime/chips.py), or None on one chip."""
+    return getattr(_local, "chips", None)
+
+
+@contextlib.contextmanager
+def on_chips(ledger):
+    """Ops run inside the block report the chip they run on to `ledger`."""
+    previous = getattr(_local, "chips", None)
+    _local.chips = ledger
+    try:
+        yield ledger
+    finally:
+        _local.chips = previous

@@ -71,6 +71,9 @@ class DeviceSubgraph:
             for arg, (kind, _, _) in zip(ins, self.arg_roles)
             if kind == "input"
         ]
+        chips = context.chip_ledger()   # a multi-chip device: the ops that follow belong to this program
+        if chips is not None:
+            chips.enter_module(self.module.name)
         results = self.module(*acts)
         results = results if isinstance(results, (tuple, list)) else (results,)
         if len(results) != len(outs):

@@ -16,17 +16,19 @@ WEIGHT_PREFIX = "self."   # generated code reads parameters as self.<name>, cons
 
 def perf_report(compiled_model, device_config: str | None = None, microbatch: int | None = None, *,
                 harvested_rows=None, op_sizes=None, epoch_breaks=None, chip_breaks=None,
-                place_on_one_row: bool | None = None, placement: PlacementConfig | None = None) -> PerfReport:
+                place_on_one_row: bool | None = None, num_chips: int | None = None,
+                placement: PlacementConfig | None = None) -> PerfReport:
     """Estimate how fast `compiled_model` runs on a board.
 
     Settings come from the model's CompilerConfig (PlacementConfig.from_compiler_config), then
     `placement` if given replaces them, then each keyword given here overrides its field.
     microbatch: samples per microbatch (default: the compiled batch, the first input's leading dim).
+    num_chips: chips of the board the model is split over (default: all of them).
     """
     config = placement or PlacementConfig.from_compiler_config(compiled_model.config)
     config = config.with_options(device_config=device_config, harvested_rows=harvested_rows, op_sizes=op_sizes,
                                  epoch_breaks=epoch_breaks, chip_breaks=chip_breaks,
-                                 place_on_one_row=place_on_one_row)
+                                 place_on_one_row=place_on_one_row, num_chips=num_chips)
     return estimate(op_graph(compiled_model), config, microbatch)
 
 

@@ -54,6 +54,9 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
         ctx.trace.append(context.OpRecord(op_type, name, [t.shape for t in tensors], result.shape, numerics, attrs))
     if name in ctx.save_intermediates:
         ctx.intermediates[name] = result
+    chips = context.chip_ledger()
+    if chips is not None:
+        chips.record(name, tensors, result)
     return result
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .boards import DEFAULT_BOARD, Board, get_board
+from .chips import board_with_chips
 
 # CompilerConfig field -> PlacementConfig field, read when present (see from_compiler_config).
 COMPILER_CONFIG_FIELDS = {
@@ -40,6 +41,7 @@ class PlacementConfig:
     balancer_policy: str = "default"                 # MinimizeGrid / MaximizeTMinimizeGrid: 1x1 grids
     default_dram_parameters: bool | None = None      # True: weights stream from DRAM every run
     dram_parameters: dict = field(default_factory=dict)   # op name -> bool: override_dram_parameters
+    num_chips: int | None = None                     # chips of the board the device uses (None: all)
 
     def __post_init__(self):
         sizes = {str(k): (int(v[0]), int(v[1])) for k, v in dict(self.op_sizes).items()}
@@ -53,7 +55,7 @@ class PlacementConfig:
             object.__setattr__(self, "harvested_rows", tuple(int(r) for r in self.harvested_rows))
 
     def board(self) -> Board:
-        return get_board(self.device_config, self.harvested_rows)
+        return board_with_chips(get_board(self.device_config, self.harvested_rows), self.num_chips)
 
     def with_options(self, **options) -> "PlacementConfig":
         """A copy with the given fields replaced; None values leave a field alone."""
@@ -73,7 +75,7 @@ class PlacementConfig:
                 "epoch_breaks": sorted(self.epoch_breaks), "chip_breaks": sorted(self.chip_breaks),
                 "place_on_one_row": self.place_on_one_row, "balancer_policy": self.balancer_policy,
                 "default_dram_parameters": self.default_dram_parameters,
-                "dram_parameters": dict(self.dram_parameters)}
+                "dram_parameters": dict(self.dram_parameters), "num_chips": self.num_chips}
 
     def weights_in_dram(self, name: str) -> bool:
         """Whether an op's weights stay in DRAM (streamed every run) rather than loaded into L1."""

@@ -2,7 +2,8 @@
 
 The ops of an epoch form a pipeline that every run streams through: after the first run has
 filled it (the longest chain of op cycles), one run leaves every `stage` cycles, the stage being
-the slowest op or the epoch's DRAM traffic, whichever is slower. Before that, the epoch's
+the slowest op, the epoch's DRAM traffic or its busiest chip-to-chip link (chips.py), whichever
+is slower. Before that, the epoch's
 resident weights are loaded from DRAM (prologue) and the cores are reconfigured (switch).
 
     epoch cycles = switch + prologue + fill + (runs - 1) * stage
@@ -11,6 +12,8 @@ resident weights are loaded from DRAM (prologue) and the cores are reconfigured 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .chips import ethernet_transfers, link_cycles
 
 # Reconfiguring every core for a new epoch (kernels, pipes, queues). An assumption, not a
 # published figure: about 20 us at 1 GHz, the order of loading small binaries to all cores.
@@ -34,6 +37,7 @@ class EpochCost:
     total_cycles: float                # for all runs of the microbatch
     useful_math_cycles: float          # per run, summed over the epoch's ops
     op_cycles: dict = field(default_factory=dict)
+    ethernet_cycles: float = 0.0       # per run, on the epoch's busiest chip-to-chip link
 
 
 def epoch_costs(prepared, placements, runs: int) -> list[EpochCost]:
@@ -42,6 +46,7 @@ def epoch_costs(prepared, placements, runs: int) -> list[EpochCost]:
     ops = {p.name: p for p in prepared.placed}
     epoch_of = {pl.op: pl.epoch for pl in placements}
     grids = {pl.op: pl.grid for pl in placements}
+    links = link_cycles(ethernet_transfers(prepared, placements), board.clock_hz)
     by_epoch: dict[int, list] = {}
     for pl in placements:
         by_epoch.setdefault(pl.epoch, []).append(pl)
@@ -53,14 +58,15 @@ def epoch_costs(prepared, placements, runs: int) -> list[EpochCost]:
         slowest = max(names, key=cycles.__getitem__)
         dram_bytes, prologue_bytes = _dram_traffic(prepared, ops, names, epoch_of, grids)
         dram = dram_bytes / board.dram_bytes_per_cycle
-        stage = max(cycles[slowest], dram)
-        fill = max(_longest_chain(ops, names, cycles), dram)
+        ethernet, latency = links.get(index, (0.0, 0.0))
+        stage = max(cycles[slowest], dram, ethernet)
+        fill = max(_longest_chain(ops, names, cycles), dram, ethernet) + latency
         prologue = prologue_bytes / board.dram_bytes_per_cycle
         total = EPOCH_SWITCH_CYCLES + prologue + fill + (runs - 1) * stage
         costs.append(EpochCost(
             index, ops[names[0]].op.subgraph, names, len({pl.chip for pl in members}),
             sum(pl.cores for pl in members), slowest, cycles[slowest], dram, stage, fill, prologue,
-            EPOCH_SWITCH_CYCLES, total, sum(ops[n].useful_math for n in names), cycles))
+            EPOCH_SWITCH_CYCLES, total, sum(ops[n].useful_math for n in names), cycles, ethernet))
     return costs
 
 

@@ -6,10 +6,11 @@ import math
 
 from .balancer import balance
 from .boards import PCIE_D2H_BYTES_PER_S, PCIE_H2D_BYTES_PER_S
+from .chips import check_chip_breaks, ethernet_transfers, transfer_seconds
 from .config import PlacementConfig
 from .ops import OpGraph, is_known, tensor_bytes, tensor_tiles
 from .prepare import EDGE_TM, FOLDED, FUSED, PLACED, prepare
-from .report import EpochRow, OpRow, PerfReport, TransferRow
+from .report import ChipEpochRow, EpochRow, EthernetRow, OpRow, PerfReport, TransferRow
 
 PCIE_BYTES_PER_S = {"h2d": PCIE_H2D_BYTES_PER_S, "d2h": PCIE_D2H_BYTES_PER_S}
 NOTES = {EDGE_TM: "tm on edge", FOLDED: "constant-folded", FUSED: "fused into its producer"}
@@ -23,6 +24,7 @@ def estimate(graph: OpGraph, config: PlacementConfig | None = None, microbatch: 
     if microbatch < 1:
         raise ValueError(f"microbatch must be at least 1, got {microbatch}")
     runs = math.ceil(microbatch / graph.samples_per_run)
+    check_chip_breaks(graph, config.chip_breaks)
     prepared = prepare(graph, board, config)
     plan = balance(prepared, config, runs)
     placed = {pl.op: pl for pl in plan.placements}
@@ -41,7 +43,8 @@ def estimate(graph: OpGraph, config: PlacementConfig | None = None, microbatch: 
         transfers=transfers, graph_breaks=graph.graph_breaks, device_seconds=device_seconds,
         transfer_seconds=transfer_seconds, samples_per_second=microbatch / total if total else float("inf"),
         math_utilisation=useful / (board.cores * device_cycles) if device_cycles else 0.0,
-        tflops=2 * macs / total / 1e12 if total else 0.0)
+        tflops=2 * macs / total / 1e12 if total else 0.0,
+        chip_epochs=chip_epoch_rows(plan), ethernet=ethernet_rows(prepared, plan, board, runs))
 
 
 def _op_row(p, placement) -> OpRow:
@@ -72,4 +75,23 @@ def _epoch_row(e, board, microbatch: int, runs: int) -> EpochRow:
     busy = board.cores * e.total_cycles
     return EpochRow(e.index, e.subgraph, len(e.ops), e.chips, e.cores, e.slowest_op, e.slowest_op_cycles,
                     e.dram_cycles, e.stage_cycles, e.fill_cycles, e.prologue_cycles, e.switch_cycles,
-                    e.total_cycles, seconds, microbatch / seconds, e.useful_math_cycles * runs / busy)
+                    e.total_cycles, seconds, microbatch / seconds, e.useful_math_cycles * runs / busy,
+                    e.ethernet_cycles)
+
+
+def chip_epoch_rows(plan) -> list[ChipEpochRow]:
+    """Each epoch's share on each chip it uses."""
+    rows = []
+    for e in plan.epochs:
+        members = [pl for pl in plan.placements if pl.epoch == e.index]
+        for chip in sorted({pl.chip for pl in members}):
+            mine = [pl for pl in members if pl.chip == chip]
+            slowest = max(mine, key=lambda pl: e.op_cycles[pl.op])
+            rows.append(ChipEpochRow(e.index, chip, len(mine), sum(pl.cores for pl in mine), slowest.op,
+                                     e.op_cycles[slowest.op]))
+    return rows
+
+
+def ethernet_rows(prepared, plan, board, runs: int) -> list[EthernetRow]:
+    return [EthernetRow(t.epoch, t.producer, t.consumer, t.src_chip, t.dst_chip, t.bytes,
+                        runs * transfer_seconds(t.bytes, t.hops)) for t in ethernet_transfers(prepared, plan.placements)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .boards import Board
@@ -50,6 +50,30 @@ class EpochRow:
     seconds: float
     samples_per_second: float          # if the model were only this epoch
     math_utilisation: float
+    ethernet_cycles: float = 0.0       # per run, busiest chip-to-chip link
+
+
+@dataclass
+class ChipEpochRow:
+    """One chip's share of an epoch (chips of an epoch run concurrently, as pipeline stages)."""
+
+    epoch: int
+    chip: int
+    ops: int
+    cores: int
+    slowest_op: str
+    slowest_op_cycles: float
+
+
+@dataclass
+class EthernetRow:
+    epoch: int
+    producer: str
+    consumer: str
+    src_chip: int
+    dst_chip: int
+    bytes: int                         # per run
+    seconds: float                     # per microbatch, on its own (links also pipeline with compute)
 
 
 @dataclass
@@ -77,6 +101,8 @@ class PerfReport:
     samples_per_second: float
     math_utilisation: float
     tflops: float
+    chip_epochs: list[ChipEpochRow] = field(default_factory=list)
+    ethernet: list[EthernetRow] = field(default_factory=list)
 
     @property
     def seconds(self) -> float:
@@ -104,6 +130,7 @@ class PerfReport:
             "epochs": [asdict(e) for e in self.epochs],
             "ops": [{**asdict(o), "grid": list(o.grid) if o.grid else None} for o in self.ops],
             "transfers": [asdict(t) for t in self.transfers],
+            "chip_epochs": [asdict(c) for c in self.chip_epochs], "ethernet": [asdict(t) for t in self.ethernet],
         }
 
     def to_json(self, path) -> Path:
@@ -143,7 +170,20 @@ class PerfReport:
             lines.append(f"{e.index:>5} {e.ops:>4} {e.cores:>5} {e.stage_cycles:>10,.0f} {e.dram_cycles:>9,.0f} "
                          f"{e.fill_cycles:>9,.0f} {e.samples_per_second:>11,.1f} {100 * e.math_utilisation:>5.1f}%"
                          f"  {e.slowest_op}")
+        if b.chips > 1:
+            lines += self._chip_lines()
         return "\n".join(lines)
+
+    def _chip_lines(self) -> list[str]:
+        lines = [f"{'epoch':>5} {'chip':>4} {'ops':>4} {'cores':>5} {'slowest cyc':>11} {'eth cyc':>9}  slowest op"]
+        eth = {e.index: e.ethernet_cycles for e in self.epochs}
+        lines += [f"{c.epoch:>5} {c.chip:>4} {c.ops:>4} {c.cores:>5} {c.slowest_op_cycles:>11,.0f} "
+                  f"{eth.get(c.epoch, 0.0):>9,.0f}  {c.slowest_op}" for c in self.chip_epochs]
+        total = sum(t.bytes for t in self.ethernet)
+        lines.append(f"ethernet: {len(self.ethernet)} chip-to-chip transfer(s), {total:,} bytes/run")
+        lines += [f"  epoch {t.epoch} chip {t.src_chip}->{t.dst_chip} {t.producer} -> {t.consumer}: {t.bytes:,} bytes/run, "
+                  f"{1e6 * t.seconds:,.2f} us/microbatch" for t in self.ethernet]
+        return lines
 
     def op_table(self) -> str:
         width = max([len(o.name) for o in self.ops] + [4])

@@ -21,8 +21,9 @@ from ..dataformat import DataFormat
 from ..enums import BackendDevice, BackendType, DeviceMode
 from ..fidelity import check_accumulate_df
 from ..module import Module, PyBudaModule
+from ..perf.boards import get_board
 from ..tensor import Tensor, _to_numpy
-from . import device_pipeline, generation, telemetry
+from . import chips, device_pipeline, generation, telemetry
 from .queues import intermediates_queue
 from .training_device import TrainingDevice
 
@@ -160,13 +161,13 @@ class TTDevice(Device):
         self._arch = _as_arch(arch) if arch is not None else None
         self.devtype = devtype or BackendType.Golden
         self.device_mode = device_mode or DeviceMode.CompileAndRun
-        self.num_chips = num_chips or 1
-        self.chip_ids = chip_ids or list(range(self.num_chips))
         self.fp32_fallback = DataFormat.parse(fp32_fallback)
         self.optimizer, self.scheduler = optimizer, scheduler  # used when training (runtime.training)
         self.compiled: dict[int, object] = {}  # id(module) -> CompiledModel
         self.name = name
         self.arch  # noqa: B018 - a conflicting arch / device_config pair is an error now, not at the first run
+        self.chip_ids = chips.resolve_chip_ids(name, num_chips, chip_ids, get_board(self.board_name))  # runtime/chips.py
+        self.num_chips = len(self.chip_ids)
         if self.devtype == BackendType.Silicon:
             _warn_no_silicon()
         self._telemetry = telemetry.DeviceState(name, self.arch.value, self.board_name, self.chip_ids)
@@ -221,6 +222,9 @@ class TTDevice(Device):
         return config
 
     def run_module(self, module, inputs):
+        return chips.run_module(self, module, inputs, self._run_on_chip)  # split over chips (runtime/chips.py)
+
+    def _run_on_chip(self, module, inputs):
         args, kwargs = _split(inputs)
         config = self.compile_config()
         saved = frozenset(config.op_intermediates_to_save)
@@ -251,6 +255,10 @@ class TTDevice(Device):
 
         return compile_to_image(self, img_path, training, sample_inputs, sample_targets)
 
+    def perf_report(self, microbatch: int | None = None):
+        """The perf model on this device's chips, for its compiled module (runtime/chips.py)."""
+        return chips.perf_report(self, microbatch)
+
     @staticmethod
     def load_image(img, model: str | None = None, name: str | None = None) -> "TTDevice":
         """A TTDevice running a model from a TTDeviceImage, without compiling (see runtime/images.py)."""
@@ -259,7 +267,8 @@ class TTDevice(Device):
         return device_from_image(TTDevice, img, model, name)
 
     def _expected_signature(self):
-        return generation.pushed_signature(self)  # the active module's inputs, past caches (held here) excepted
+        signature = generation.pushed_signature(self)  # the active module's inputs, past caches (held here) excepted
+        return chips.full_batch_signature(self, signature)  # data parallel: compiled for one chip's share
 
     # ---- generation (runtime/generation.py) -------------------------------------------------
     def generate(self, loop_count: int, write_index: int, tokens_per_iter: int = -1, token_id: int = -1) -> None:
