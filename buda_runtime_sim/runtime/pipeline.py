@@ -111,8 +111,11 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
     d2d_fwd = device_pipeline.check_d2d_queues("d2d_fwd_queues", d2d_fwd_queues, pipeline)
     device_pipeline.check_d2d_queues("d2d_bwd_queues", d2d_bwd_queues, pipeline)  # filled only when training
     if sample_inputs is None or (isinstance(sample_inputs, (tuple, list)) and not sample_inputs):
-        raise ValueError("initialize_pipeline: sample_inputs are needed to compile (a tuple or dict of tensors "
-                         "with the shapes and dtypes the model will see)")
+        if not pipeline[0].input_queue:
+            raise ValueError("initialize_pipeline: sample_inputs are needed to compile (a tuple or dict of tensors "
+                             f"with the shapes and dtypes the model will see), or push one input to {pipeline[0].name} "
+                             "first")
+        sample_inputs = pipeline[0].input_queue[0]  # the first queued input (user guide 001); it stays queued
     values = sample_inputs if isinstance(sample_inputs, (tuple, list, Mapping)) else (sample_inputs,)
     device_pipeline.forward(pipeline, values)  # run once: compiles framework modules and checks the whole pipeline
     queues.reset_intermediates()  # the compile pass is not a user forward

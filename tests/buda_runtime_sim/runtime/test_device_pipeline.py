@@ -3,6 +3,8 @@ device's outputs feeding the next, d2d queues receiving what crosses each bounda
 of badly built pipelines."""
 
 import queue
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -94,6 +96,21 @@ def test_run_inference_runs_the_same_pipeline():
         assert_matches_golden(out_q.get()[0].value(), _eager(parts, x)[0])
 
 
+def test_initialize_pipeline_compiles_for_the_first_queued_input():
+    parts = _parts(seed=2)
+    cpu0, tt0, _, tt1 = _devices(parts)
+    x = torch.randn(4, 16)
+    cpu0.push_to_inputs(x)
+    out_q = pybuda.initialize_pipeline(training=False)  # no sample_inputs: the queued input is the sample
+    assert tt0.compiled and tt1.compiled and len(cpu0.input_queue) == 1
+    pybuda.run_forward(input_count=1)
+    assert_matches_golden(out_q.get_nowait()[0].value(), _eager(parts, x)[0])
+    pybuda.shutdown()
+    pybuda.CPUDevice("cpu0", module=pybuda.PyTorchModule("pre", parts[0]))
+    with pytest.raises(ValueError, match="sample_inputs are needed.*or push one input to cpu0 first"):
+        pybuda.initialize_pipeline(training=False)
+
+
 def test_bad_pipelines_give_clear_errors():
     parts = _parts()
     cpu0, tt0, cpu1, tt1 = _devices(parts)
@@ -176,3 +193,19 @@ def test_training_d2d_queue_count_is_checked():
     cpu0.place_loss_module(pybuda.PyTorchModule("loss", torch.nn.L1Loss()))
     with pytest.raises(ValueError, match=r"2 d2d_bwd_queues given but the pipeline tt0 -> cpu0 has 1"):
         pybuda.initialize_pipeline(training=True, d2d_bwd_queues=[queue.Queue(), queue.Queue()])
+
+
+def test_docs_example_runs_and_matches_pytorch():
+    doc = Path(__file__).resolve().parents[3] / "docs" / "pipelines.md"
+    namespace = {}
+    for block in re.findall(r"```python\n(.*?)```", doc.read_text(), re.S):
+        exec(compile(block, str(doc), "exec"), namespace)  # noqa: S102 - our own documentation
+    x, embed, body, norm, head = (namespace[k] for k in ("x", "embed", "body", "norm", "head"))
+    with torch.no_grad():
+        steps = [embed(x)]
+        steps.append(body(steps[-1]))
+        steps.append(norm(steps[-1]))
+        expected = head(steps[-1])
+    assert_matches_golden(namespace["out"], expected)
+    for got, want in zip(namespace["crossed"], steps):
+        assert_matches_golden(got, want)
