@@ -3,7 +3,7 @@
     python benchmarks/profile.py MODEL [--fidelity HiFi3] [--runs 3] [--top 15]
 
 MODEL is a zoo builder name (tests/zoo/zoo_models.py: bert_base_encoder, distilbert, gpt2_small,
-resnet_cnn, ...). The model is compiled once, run once to warm caches (weight conversion,
+resnet_cnn, ...) or resnet50 (benchmarks/cnn_models.py, 224x224, batch 1). The model is compiled once, run once to warm caches (weight conversion,
 consteval, fidelity splits), then run `--runs` times with every kernel call timed. Prints, per
 PyBuda op type, calls per run, median milliseconds per run and the share of the whole run; the
 line "outside kernels" is the rest (Relax VM, host ops, operand conversion, dispatch).
@@ -59,11 +59,15 @@ def _timed_kernels(totals: dict, counts: dict) -> None:
 
 def profile(name: str, fidelity: str | None, runs: int) -> tuple[dict, dict, float, int]:
     sys.path.insert(0, str(ROOT))
+    import importlib.util
+
     import tvm_buda
     from buda_runtime_sim.dataformat import MathFidelity
-    from tests.zoo import zoo_models
 
-    case = getattr(zoo_models, name)()
+    spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
+    run_script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_script)
+    case = run_script._case(name)   # zoo models and resnet50, as benchmarks/run.py builds them
     os.chdir(tempfile.mkdtemp())
     compiled = tvm_buda.compile_model(case.model, case.inputs, name=name)
     if fidelity:
@@ -86,7 +90,7 @@ def profile(name: str, fidelity: str | None, runs: int) -> tuple[dict, dict, flo
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="zoo builder name, e.g. bert_base_encoder")
+    parser.add_argument("model", help="zoo builder name, e.g. bert_base_encoder, or resnet50")
     parser.add_argument("--fidelity", default=None, help="LoFi, HiFi2, HiFi3 or HiFi4 (default: the config's)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--top", type=int, default=15)

@@ -14,6 +14,7 @@ from .decompose_elementwise import DecomposeElementwise
 from .decompose_shapes import DecomposeStackAndAdaptivePool
 from .dropout_as_identity import DropoutAsIdentity
 from .fill_constants import FillConstants
+from .fold_batch_norm import FoldBatchNormIntoConv
 from .fold_constant import FoldConstants
 from .one_d_as_two_d import ConvPool1DAs2D
 from .divide_by_constant import DivideByConstantAsMultiply
@@ -55,7 +56,9 @@ class PassPipeline:
         return [p.name for p in self.passes]
 
 
-def buda_pass_pipeline() -> PassPipeline:
+def buda_pass_pipeline(weights: dict | None = None, baked: set | None = None) -> PassPipeline:
+    """weights: values of `main`'s weight parameters by name, for rewrites that fold weights at compile
+    time (batch norm into convolutions); `baked` collects the names of the weights they folded."""
     return PassPipeline(
         [
             # canonicalise
@@ -65,6 +68,9 @@ def buda_pass_pipeline() -> PassPipeline:
             NamedPass("guard_take_indices", GuardTakeIndices,
                       "out-of-range ids must never reach take's unchecked fast mode; first, so constant takes "
                       "(position ids) fold guarded too and TVM prints no fast-mode warning"),
+            NamedPass("fold_batch_norm", lambda: FoldBatchNormIntoConv(weights, baked),
+                      "inference batch norm after a convolution is that convolution's kernel and bias (numpy, "
+                      "at compile time): four elementwise passes per activation fewer"),
             NamedPass("decompose_ops_for_inference", relax.transform.DecomposeOpsForInference,
                       "batch_norm (a tuple-valued op) into elementwise scale and shift, before folding"),
             NamedPass("fill_constants", FillConstants,

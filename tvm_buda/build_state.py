@@ -33,6 +33,7 @@ class BuildState:
     summary: object = None                           # PartitionSummary
     error: Exception | None = None                   # a user-facing error raised inside the pipeline
     index_limits: dict = field(default_factory=dict) # input name -> embedding rows it indexes
+    baked_weights: set = field(default_factory=set)  # weight names folded into constants by graph passes
 
     @property
     def output_dir(self) -> Path:

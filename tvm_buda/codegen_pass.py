@@ -107,5 +107,6 @@ class BudaCodegen:
         state.partitioned = mod
         device_ops = [op for _, graph in state.subgraphs for op in graph.source_ops]
         state.summary = summarize(mod, module_names, device_ops)
+        state.summary.baked_weights = sorted(state.baked_weights)
         state.index_limits = index_limits(mod)
         return mod

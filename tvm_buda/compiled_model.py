@@ -80,6 +80,11 @@ class CompiledModel:
         unknown = sorted(set(values) - set(self.weight_names))
         if unknown:
             raise KeyError(f"{self.name}: no parameter(s) {unknown}; parameters are {self.weight_names}")
+        baked = sorted(set(values) & set(self.summary.baked_weights))
+        if baked:
+            raise ValueError(f"{self.name}: parameter(s) {baked} were folded into constants at compile time "
+                             "(inference batch norm into the convolution before it), so a new value cannot reach "
+                             "the device; compile the model again with the new weights")
         arrays = {k: to_numpy(v) for k, v in values.items()}
         for name, array in arrays.items():  # all checked before any is replaced
             current = self.imported.params[name]

@@ -31,6 +31,7 @@ class PartitionSummary:
     steps: list[Step]
     device_ops: list[str]         # Relax op names inside device subgraphs, in generated-code order
     cpu_ops: list[str]            # Relax op names left on the host
+    baked_weights: list[str] = field(default_factory=list)  # weights folded into constants at compile time
 
     @property
     def num_device_subgraphs(self) -> int:
@@ -48,11 +49,13 @@ class PartitionSummary:
         return len(self.device_ops) / total if total else 0.0
 
     def to_dict(self) -> dict:
-        return {"steps": [asdict(s) for s in self.steps], "device_ops": self.device_ops, "cpu_ops": self.cpu_ops}
+        return {"steps": [asdict(s) for s in self.steps], "device_ops": self.device_ops, "cpu_ops": self.cpu_ops,
+                "baked_weights": self.baked_weights}
 
     @classmethod
     def from_dict(cls, data: dict) -> "PartitionSummary":
-        return cls([Step(**s) for s in data["steps"]], list(data["device_ops"]), list(data["cpu_ops"]))
+        return cls([Step(**s) for s in data["steps"]], list(data["device_ops"]), list(data["cpu_ops"]),
+                   list(data.get("baked_weights", [])))
 
     def to_dot(self) -> str:
         """The execution graph in graphviz dot: device steps green, host steps grey."""

@@ -72,14 +72,21 @@ def test_small_cnn_runs_channels_last_and_matches_pytorch(compiled_cnn):
 
 
 def test_conv_parameters_take_matrix_memory_on_the_device(compiled_cnn):
+    from buda_runtime_sim.op.dispatch import _LAID_OUT
+
     model, x, compiled, _ = compiled_cnn
     compiled.run(x)
     (subgraph, _), = compiled.subgraphs
     params = {p.get_name(): p for p in subgraph.module.get_parameters()}
-    for name, conv in [("stem_0_weight", model.stem[0]), ("grouped_weight", model.grouped),
-                       ("depthwise_weight", model.depthwise), ("up_weight", model.up)]:
+    # stem and grouped convs are followed by batch norm: their kernels were folded into constants
+    assert {"p_stem_0_weight", "p_grouped_weight"} <= set(compiled.summary.baked_weights)
+    for name, conv in [("depthwise_weight", model.depthwise), ("up_weight", model.up)]:
         kh, kw = conv.kernel_size
         rows = kh * kw * conv.in_channels // conv.groups
         expected = round_up(rows) * round_up(conv.out_channels) * 4  # one float32 matrix, tile-padded
         assert params[name].device_bytes() == expected, name
         assert params[name].shape == tuple(conv.weight.shape)  # the host keeps the framework layout
+    folded = {tuple(t.shape) for _, tensors in _LAID_OUT.values() for t in tensors.values()}
+    for conv in (model.stem[0], model.grouped):   # folded kernels are held as matrices too
+        kh, kw = conv.kernel_size
+        assert (kh * kw * conv.in_channels // conv.groups, conv.out_channels) in folded
