@@ -92,30 +92,73 @@ def _output_links(compiled, outputs: list[np.ndarray], buffers: dict) -> dict[st
     return links
 
 
-# ---- the device's buffers --------------------------------------------------------------------------
+# ---- the buffers ---------------------------------------------------------------------------------
+class PastCache:
+    """Past-cache buffers by input name (a TTDevice holds one set, shared by its programs) and the
+    step that feeds them to a compiled program and writes its new entries. `owner` names it in errors."""
+
+    def __init__(self, owner: str):
+        self.owner = owner
+        self.buffers: dict[str, np.ndarray] = {}
+
+    def bind(self, compiled) -> list[str]:
+        """The program's cache inputs, their buffers allocated (zeros) or checked against it."""
+        names = cache_inputs(compiled)
+        for spec in compiled.imported.inputs:
+            if spec.name not in names:
+                continue
+            shape = tuple(int(d) for d in spec.shape)
+            if spec.name not in self.buffers:
+                self.buffers[spec.name] = _aligned_zeros(shape, spec.dtype)
+            elif self.buffers[spec.name].shape != shape:
+                raise ValueError(f"{self.owner}: past cache {spec.name} is {self.buffers[spec.name].shape} but "
+                                 f"{compiled.name} was compiled for {shape}; compile every program with one cache length")
+        return names
+
+    def step(self, compiled, run, pushed, slot, token_position, tokens_per_iter: int) -> list[np.ndarray]:
+        """run(all inputs) -> outputs of `compiled`; the linked outputs are written into the buffers
+        at the step's slot, the others returned."""
+        cached = self.bind(compiled)
+        names = _input_names(compiled)
+        if not cached:
+            raise RuntimeError(f"{self.owner}: {compiled.name} (inputs {names}) has no past-cache inputs to generate "
+                               f"with (it was compiled with loopback_outputs={dict(compiled.config.loopback_outputs)}); "
+                               "set CompilerConfig.loopback_outputs = {input name: output index} (or "
+                               "enable_link_past_cache_ios=True) before compiling, or use run_forward")
+        if isinstance(pushed, dict):
+            values = [self.buffers[n] if n in cached else pushed[n] for n in names]
+        else:
+            rest = iter(pushed)
+            values = [self.buffers[n] if n in cached else next(rest) for n in names]
+        outputs = [_to_numpy(o) for o in run(values)]
+        links = _output_links(compiled, outputs, self.buffers)
+        for name, index in links.items():
+            _write(self.owner, name, self.buffers[name], outputs[index], slot, token_position, tokens_per_iter)
+        linked = set(links.values())
+        return [o for i, o in enumerate(outputs) if i not in linked]
+
+    def reset(self) -> None:
+        """Zero every buffer (a new sequence); generation does not need it, the mask hides stale slots."""
+        for buffer in self.buffers.values():
+            buffer[...] = 0
+
+
+def device_cache(device) -> PastCache:
+    return device.__dict__.setdefault("_past_cache", PastCache(device.name))
+
+
 def past_cache(device) -> dict[str, np.ndarray]:
     """The device's past-cache buffers by input name (the arrays themselves; read, do not keep)."""
-    return device.__dict__.setdefault("_past_cache", {})
+    return device_cache(device).buffers
 
 
-def reset_past_cache(device) -> None:
-    """Zero every buffer (a new sequence); generation does not need it, the mask hides stale slots."""
-    for buffer in past_cache(device).values():
-        buffer[...] = 0
-
-
-def _buffers_for(device, compiled) -> dict[str, np.ndarray]:
-    buffers = past_cache(device)
-    for spec in compiled.imported.inputs:
-        if spec.name not in cache_inputs(compiled):
-            continue
-        shape = tuple(int(d) for d in spec.shape)
-        if spec.name not in buffers:
-            buffers[spec.name] = np.zeros(shape, dtype=spec.dtype)
-        elif buffers[spec.name].shape != shape:
-            raise ValueError(f"{device.name}: past cache {spec.name} is {buffers[spec.name].shape} on the device but "
-                             f"{compiled.name} was compiled for {shape}; compile every program with one cache length")
-    return buffers
+def _aligned_zeros(shape, dtype, align: int = 64) -> np.ndarray:
+    """Zeros at a 64-byte aligned address: TVM then takes the buffer as it is (no copy per step)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.zeros(size + align, dtype=np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + size].view(dtype).reshape(shape)
 
 
 def pushed_signature(device):
@@ -166,51 +209,30 @@ def run_step(device, pushed, slot, token_position, tokens_per_iter: int):
         raise RuntimeError(f"{device.name}: generate before {module.name} was compiled; call "
                            "pybuda.initialize_pipeline(training=False, sample_inputs=...) with every input, past "
                            "caches included, for each program first")
-    buffers = _buffers_for(device, compiled)
-    values = _full_inputs(device, compiled, pushed, buffers)
-    outputs = [_to_numpy(o) for o in device.run_modules(values)]
-    links = _output_links(compiled, outputs, buffers)
-    for name, index in links.items():
-        _write(device.name, name, buffers[name], outputs[index], slot, token_position, tokens_per_iter)
-    linked = set(links.values())
-    return [o for i, o in enumerate(outputs) if i not in linked]
+    return device_cache(device).step(compiled, device.run_modules, pushed, slot, token_position, tokens_per_iter)
 
 
-def _full_inputs(device, compiled, pushed, buffers) -> list:
-    names = _input_names(compiled)
-    cached = [n for n in names if n in buffers]
-    if not cached:
-        raise RuntimeError(f"{device.name}: {compiled.name} (inputs {names}) has no past-cache inputs to generate "
-                           f"with (it was compiled with loopback_outputs={dict(compiled.config.loopback_outputs)}); set "
-                           "CompilerConfig.loopback_outputs = {input name: output index} (or "
-                           "enable_link_past_cache_ios=True) before compiling, or use run_forward")
-    if isinstance(pushed, dict):
-        return [buffers[n] if n in buffers else pushed[n] for n in names]
-    rest = iter(pushed)
-    return [buffers[n] if n in buffers else next(rest) for n in names]
-
-
-def _write(device_name, name, buffer, new, slot, token_position, tokens_per_iter) -> None:
+def _write(owner, name, buffer, new, slot, token_position, tokens_per_iter) -> None:
     new = np.asarray(new)
     if new.shape == buffer.shape:
         if (slot or 0) != 0 or (token_position or 0) != 0:
-            raise ValueError(f"{device_name}: output linked to {name} has the cache's full shape {buffer.shape}; "
+            raise ValueError(f"{owner}: output linked to {name} has the cache's full shape {buffer.shape}; "
                              "it replaces the cache, so write_index/token_id must be 0")
         buffer[...] = new
         return
     axes = [i for i, (a, b) in enumerate(zip(new.shape, buffer.shape)) if a != b]
     if new.ndim != buffer.ndim or len(axes) != 1:
-        raise ValueError(f"{device_name}: output linked to past cache {name} has shape {new.shape}, which differs "
+        raise ValueError(f"{owner}: output linked to past cache {name} has shape {new.shape}, which differs "
                          f"from the cache {buffer.shape} on more than one axis")
     axis, step = axes[0], new.shape[axes[0]]
     if token_position is not None:
         if tokens_per_iter != step:
-            raise ValueError(f"{device_name}: tokens_per_iter={tokens_per_iter}, but each step of this program writes "
+            raise ValueError(f"{owner}: tokens_per_iter={tokens_per_iter}, but each step of this program writes "
                              f"{step} position(s) of {name}; pass tokens_per_iter={step}")
         slot = token_position // step
     start, length = slot * step, buffer.shape[axis]
     if start + step > length:
-        raise ValueError(f"{device_name}: write_index {slot} writes positions [{start}, {start + step}) of past cache "
+        raise ValueError(f"{owner}: write_index {slot} writes positions [{start}, {start + step}) of past cache "
                          f"{name}, which holds {length}; compile with a longer cache or start a new sequence")
     index = [slice(None)] * buffer.ndim
     index[axis] = slice(start, start + step)

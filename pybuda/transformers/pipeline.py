@@ -8,7 +8,8 @@ model is compiled once per input signature (names, shapes, dtypes). For causal l
 (text generation) the inputs are padded on the right to a fixed length, so the growing sequence
 of a generation loop reuses one compiled model; causal attention keeps the real positions exact,
 and the padded positions are cut from the outputs. Generation runs without a KV cache
-(`use_cache=False`), as the PyBuda demos configure it.
+(`use_cache=False`), as the PyBuda demos configure it, except greedy batch-1 GPT-2 calls, which
+run a prefill and a decode program with a KV cache (cached_generation.py).
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ def run_forward_on_device(model, pad_to: int | None = None):
         model.generation_config.use_cache = False
     device_forward = _DeviceForward(model, pad_to)
     model.forward = device_forward
+    if device_forward.causal:  # greedy batch-1 GPT-2 calls decode with a KV cache (cached_generation.py)
+        from .cached_generation import use_cached_generate
+
+        use_cached_generate(model, device_forward.pad_to)
     return model
 
 

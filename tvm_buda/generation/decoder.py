@@ -52,35 +52,14 @@ class GPT2Generator:
     def generate(self, input_ids: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
         """Greedy decoding as `model.generate(input_ids, do_sample=False, max_new_tokens=...)`:
         returns [1, prompt + new] token ids (stops early at the model's eos token)."""
-        n = _check_prompt(input_ids, self.prompt_len)
-        if max_new_tokens < 1 or n + max_new_tokens - 1 > self.cache_len:
-            raise ValueError(f"max_new_tokens={max_new_tokens}: a {n}-token prompt leaves room for 1 to "
-                             f"{self.cache_len - n + 1} new tokens in a cache of {self.cache_len} positions")
-        valid = torch.zeros(self.cache_len, dtype=torch.bool)
-        ids = torch.zeros((1, self.prompt_len), dtype=torch.int64)
-        ids[0, :n] = input_ids[0]
-        positions = torch.arange(self.prompt_len).unsqueeze(0)
-        self.device.set_active_subgraph(PREFILL)  # the prompt's keys/values fill slots [0, prompt_len)
-        self.device.push_to_inputs((ids, positions, attention_bias(valid, self.prompt_len, n)))
-        self.device.generate(loop_count=1, write_index=0)
-        token = self._next_token(row=n - 1)
-        valid[:n] = True
-        tokens = [token]
-        self.device.set_active_subgraph(DECODE)
-        for position in range(n, n + max_new_tokens - 1):
-            if token in _eos_ids(self.model):
-                break
-            self.device.push_to_inputs((torch.tensor([[token]]), torch.tensor([[position]]),
-                                        attention_bias(valid, 1)))
-            self.device.generate(loop_count=1, write_index=position)  # one token per step: slot = position
-            valid[position] = True
-            token = self._next_token(row=0)
-            tokens.append(token)
-        return torch.cat([input_ids, torch.tensor([tokens])], dim=1)
+        return greedy_decode(self._run, input_ids, max_new_tokens, self.prompt_len, self.cache_len,
+                             eos_ids(self.model))
 
-    def _next_token(self, row: int) -> int:
-        logits = self.output_queue.get()[0].to_framework("pytorch")
-        return int(logits[0, row].argmax())
+    def _run(self, program: int, inputs: tuple, write_index: int) -> torch.Tensor:
+        self.device.set_active_subgraph(program)
+        self.device.push_to_inputs(inputs)
+        self.device.generate(loop_count=1, write_index=write_index)
+        return self.output_queue.get()[0].to_framework("pytorch")
 
     def perf(self, device_config: str | None = None):
         """Tokens/s and time per token from the perf model (tvm_buda.generation.perf), on the
@@ -88,6 +67,33 @@ class GPT2Generator:
         from .perf import generation_perf
 
         return generation_perf(*self.compiled, device_config=device_config or self.device.board_name)
+
+
+def greedy_decode(run, input_ids, max_new_tokens: int, prompt_len: int, cache_len: int, eos: set) -> torch.Tensor:
+    """The greedy loop over a prefill and a decode program: run(program, (ids, positions, bias),
+    write_index) runs one step (the program writes its keys/values at write_index) and returns
+    its logits [1, T, vocab]. The prompt is right-padded to prompt_len and fills slot 0 (positions
+    [0, prompt_len)); each decoded token is written at its own position."""
+    n = _check_prompt(input_ids, prompt_len)
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
+            or max_new_tokens < 1 or n + max_new_tokens - 1 > cache_len:
+        raise ValueError(f"max_new_tokens={max_new_tokens}: a {n}-token prompt leaves room for 1 to "
+                         f"{cache_len - n + 1} new tokens in a cache of {cache_len} positions")
+    valid = torch.zeros(cache_len, dtype=torch.bool)
+    ids = torch.zeros((1, prompt_len), dtype=torch.int64)
+    ids[0, :n] = input_ids[0]
+    positions = torch.arange(prompt_len).unsqueeze(0)
+    logits = run(PREFILL, (ids, positions, attention_bias(valid, prompt_len, n)), 0)
+    tokens = [int(logits[0, n - 1].argmax())]
+    valid[:n] = True
+    for position in range(n, n + max_new_tokens - 1):
+        if tokens[-1] in eos:
+            break
+        step = (torch.tensor([[tokens[-1]]]), torch.tensor([[position]]), attention_bias(valid, 1))
+        logits = run(DECODE, step, position)  # one token per step: the slot is its position
+        valid[position] = True
+        tokens.append(int(logits[0, 0].argmax()))
+    return torch.cat([input_ids, torch.tensor([tokens], dtype=input_ids.dtype)], dim=1)
 
 
 def _check_prompt(input_ids, prompt_len: int) -> int:
@@ -99,6 +105,6 @@ def _check_prompt(input_ids, prompt_len: int) -> int:
     return n
 
 
-def _eos_ids(model) -> set[int]:
+def eos_ids(model) -> set[int]:
     eos = getattr(model.generation_config, "eos_token_id", None)
     return set() if eos is None else {eos} if isinstance(eos, int) else set(eos)
