@@ -258,23 +258,24 @@ def run_generate(input_count: int = 1, write_index: int = 0, tokens_per_iter: in
                  _sequential: bool = False) -> None:
     """`pybuda.run_generate`: run_forward for generation. Each input passes through the pipeline;
     TTDevices holding past caches run a generate step there, other devices their forward."""
-    from . import pipeline
+    from . import device_pipeline, pipeline
     from .devices import TTDevice
 
     check_generate_args("run_generate", input_count, write_index, tokens_per_iter, token_id)
     output_queue = _output_queue("run_generate")
     with pipeline._lock:
         devices = pipeline._pipeline()
+        d2d_queues = pipeline._state.get("d2d_fwd_queues") or []
         _check_queued(devices[0], input_count)
         for slot, position in step_slots(input_count, write_index, tokens_per_iter, token_id):
             values = devices[0].input_queue.popleft()
-            for device in devices:
-                if not device.modules:
-                    continue
+            for i, device in enumerate(devices):
                 if isinstance(device, TTDevice) and _holds_past_cache(device):
                     values = run_step(device, values, slot, position, tokens_per_iter)
                 else:
                     values = device.run_modules(values)
+                if d2d_queues and i < len(devices) - 1:  # what crosses each boundary, as run_forward gives
+                    d2d_queues[i].put(device_pipeline.as_tensors(values))
             output_queue.put(pipeline._wrap(values))
 
 

@@ -1,6 +1,8 @@
 """TTDevice.generate / pybuda.run_generate: past caches held by the device, write_index and
 token_id semantics, active subgraphs, and the errors of bad calls."""
 
+import queue as queues
+
 import numpy as np
 import pytest
 import torch
@@ -147,13 +149,15 @@ def test_run_generate_through_a_cpu_device_before_the_tt_device():
     pybuda.config._get_global_compiler_config().loopback_outputs = {"past": 1}
     cpu0 = pybuda.CPUDevice("cpu0", module=pybuda.PyTorchModule("double", Double()))
     tt0 = pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("step", AddToCache()))
+    d2d = [queues.Queue()]
     queue = pybuda.initialize_pipeline(training=False, sample_inputs=(torch.zeros(1, 2, 1, 32),
-                                                                      torch.zeros(1, 2, 8, 32)))
+                                                                      torch.zeros(1, 2, 8, 32)), d2d_fwd_queues=d2d)
     cpu0.push_to_inputs((torch.ones(1, 2, 1, 32),))
     cpu0.push_to_inputs((torch.ones(1, 2, 1, 32),))
     pybuda.run_generate(input_count=2, write_index=0, tokens_per_iter=1, token_id=0)
     assert [float(queue.get()[0].to_framework("numpy")[0, 0, 0, 0]) for _ in range(2)] == [2.0, 6.0]
     np.testing.assert_allclose(_cache(tt0)[0, 0, :3, 0], [4.0, 4.0, 0.0])
+    assert d2d[0].qsize() == 2 and float(d2d[0].get()[0].to_framework("numpy")[0, 0, 0, 0]) == 2.0   # cpu0 -> tt0
 
 
 class Double(torch.nn.Module):
