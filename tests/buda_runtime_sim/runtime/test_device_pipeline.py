@@ -4,6 +4,7 @@ of badly built pipelines."""
 
 import queue
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,19 @@ def test_run_inference_runs_the_same_pipeline():
     out_q = pybuda.run_inference(inputs=[(x,) for x in xs])
     for x in xs:
         assert_matches_golden(out_q.get()[0].value(), _eager(parts, x)[0])
+
+
+def test_run_inference_from_threads_is_serial_identical():
+    _devices(_parts(seed=3))
+    xs = [torch.randn(4, 16) for _ in range(8)]
+
+    def infer(x):
+        return pybuda.run_inference(inputs=[(x,)]).get()[0].value()
+
+    expected = [infer(x) for x in xs]
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(infer, xs))
+    assert all(torch.equal(o, e) for o, e in zip(outs, expected))
 
 
 def test_initialize_pipeline_compiles_for_the_first_queued_input():
