@@ -63,6 +63,9 @@ class CompilerConfig:
     generated_modules_dir: str = "generated_modules"
     tvm_graph_store_path: str = ""
     tvm_graph_load_path: str = ""
+    # ---- generation: past-cache inputs the device keeps between steps (runtime/generation.py) ----
+    loopback_outputs: dict[str, int] = field(default_factory=dict)  # {input name: output index}
+    enable_link_past_cache_ios: bool = False                        # link by name/shape instead
     # ---- accepted as in PyBuda, no effect on the simulator (see NO_EFFECT and docs/compiler_config.md) ----
     enable_training: bool = False
     enable_recompute: bool = False
@@ -74,7 +77,6 @@ class CompilerConfig:
     graph_solver_self_cut_type: str = "FastCut"
     use_interactive_placer: bool = True
     enable_enumerate_u_kt: bool = True
-    enable_link_past_cache_ios: bool = False
     compile_depth: object = None
     enable_tvm_dropout: bool = False
     enable_tvm_unsupported_ops: bool = False
@@ -90,7 +92,6 @@ class CompilerConfig:
     enable_conv_prestride: bool = True
     max_pool_add_sub_surround: bool = False
     max_pool_add_sub_surround_value: float = 1.0
-    loopback_outputs: dict[str, int] = field(default_factory=dict)
     enable_device_tilize: bool = False
     enable_forked_dram_inputs: bool = False
     chip_placement_policy: str = "MMIO_LAST"
@@ -304,11 +305,11 @@ _CHECKS = {
 NO_EFFECT = frozenset({
     "enable_training", "enable_recompute", "match_subgraph_patterns", "scheduler_policy", "enable_consteval",
     "enable_auto_fusing", "compile_subgraphs", "graph_solver_self_cut_type", "use_interactive_placer",
-    "enable_enumerate_u_kt", "enable_link_past_cache_ios", "compile_depth", "enable_tvm_dropout",
+    "enable_enumerate_u_kt", "compile_depth", "enable_tvm_dropout",
     "enable_tvm_unsupported_ops", "enable_tvm_constant_prop", "convert_framework_params_to_tvm",
     "enable_xla_jax_convert", "enable_tvm_jax_freeze_large_model", "framework_model_output_names",
     "tvm_constnat_prop_mask", "compile_tvm_to_python", "retain_tvm_python_files", "tvm_module_to_num_patterns",
-    "enable_conv_prestride", "max_pool_add_sub_surround", "max_pool_add_sub_surround_value", "loopback_outputs",
+    "enable_conv_prestride", "max_pool_add_sub_surround", "max_pool_add_sub_surround_value",
     "enable_device_tilize", "enable_forked_dram_inputs", "chip_placement_policy", "op_names_dont_fuse",
     "op_names_manual_fuse", "placer_op_overrides", "enable_broadcast_splitting", "performance_trace",
     "enable_auto_transposing_placement", "fracture_groups", "conv_multi_op_fracture_factor_override",
@@ -321,7 +322,8 @@ NO_EFFECT = frozenset({
 
 # Where files go, not what they contain.
 _NOT_RESULT_FIELDS = frozenset({"generated_modules_dir", "tvm_graph_store_path", "tvm_graph_load_path",
-                                "op_intermediates_to_save", "enable_reportify"})
+                                "op_intermediates_to_save", "enable_reportify",
+                                "loopback_outputs", "enable_link_past_cache_ios"})  # links, not code
 
 _KNOWN = frozenset(f.name for f in fields(CompilerConfig)) | frozenset(
     name for name, member in vars(CompilerConfig).items() if isinstance(member, property) and member.fset)
