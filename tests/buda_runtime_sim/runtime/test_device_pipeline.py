@@ -223,3 +223,36 @@ def test_docs_example_runs_and_matches_pytorch():
     assert_matches_golden(namespace["out"], expected)
     for got, want in zip(namespace["crossed"], steps):
         assert_matches_golden(got, want)
+
+
+def test_training_through_cpu_tt_cpu_loss_matches_torch_gradients():
+    """cpu0 (first layer, PyTorch) -> tt0 (middle) -> cpu1 (the loss alone): gradients flow back over
+    both boundaries into d2d_bwd_queues and reach the first CPU device's weights as in torch."""
+    torch.manual_seed(0)
+    first, middle = torch.nn.Linear(16, 32), torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    reference = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    reference[0].load_state_dict(first.state_dict())
+    reference[2].load_state_dict(middle[1].state_dict())
+    cpu0 = pybuda.CPUDevice("cpu0", module=pybuda.PyTorchModule("first", first))
+    pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("middle", middle))
+    cpu1 = pybuda.CPUDevice("cpu1")
+    cpu1.place_loss_module(pybuda.PyTorchModule("loss", torch.nn.MSELoss()))
+    x, y = torch.randn(8, 16), torch.randn(8, 4)
+    fwd, bwd = [queue.Queue(), queue.Queue()], [queue.Queue(), queue.Queue()]
+    pybuda.initialize_pipeline(training=True, sample_inputs=(x,), sample_targets=(y,), d2d_fwd_queues=fwd,
+                               d2d_bwd_queues=bwd)
+    cpu0.push_to_inputs(x)
+    cpu1.push_to_target_inputs(y)
+    pybuda.run_forward(input_count=1)
+    pybuda.run_backward(input_count=1, zero_grad=True)
+
+    h1 = reference[0](x)
+    h1.retain_grad()
+    prediction = reference[2](reference[1](h1))
+    prediction.retain_grad()
+    torch.nn.functional.mse_loss(prediction, y).backward()
+    assert_matches_golden(fwd[0].get_nowait()[0].value(), h1.detach(), "cpu0 -> tt0")
+    assert_matches_golden(fwd[1].get_nowait()[0].value(), prediction.detach(), "tt0 -> cpu1")
+    assert_matches_golden(bwd[1].get_nowait()[0].value(), prediction.grad, "cpu1 -> tt0: d loss / d prediction")
+    assert_matches_golden(bwd[0].get_nowait()[0].value(), h1.grad, "tt0 -> cpu0: d loss / d h1")
+    assert_matches_golden(pybuda.get_parameter_gradients(cpu0)["weight"].value(), reference[0].weight.grad)
