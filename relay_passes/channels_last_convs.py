@@ -6,10 +6,13 @@ carries that layout through the pools and elementwise ops between them, so a reg
 has one permute_dims where it starts and one where it ends, not a transpose per op. Kernels keep
 their framework layout here; the device holds them as matrices (buda_runtime_sim conv_weights).
 Modules without convolutions are left alone (ConvertLayout would still rewrite axis attributes).
+ConvertLayout crashes on negative expand_dims/squeeze axes, so those are made positive first.
 """
 
 import tvm
 from tvm import relax
+
+from .positive_axes import PositiveAxes
 
 CHANNELS_LAST = {"relax.nn.conv2d": ["NHWC", "OIHW"], "relax.nn.conv2d_transpose": ["NHWC", "IOHW"]}
 
@@ -30,4 +33,6 @@ def _has_conv(mod: tvm.IRModule) -> bool:
 @tvm.transform.module_pass(opt_level=0, name="ConvsChannelsLast")
 class ConvsChannelsLast:
     def transform_module(self, mod: tvm.IRModule, ctx) -> tvm.IRModule:
-        return relax.transform.ConvertLayout(CHANNELS_LAST)(mod) if _has_conv(mod) else mod
+        if not _has_conv(mod):
+            return mod
+        return relax.transform.ConvertLayout(CHANNELS_LAST)(PositiveAxes()(mod))

@@ -66,21 +66,7 @@ def _pool(make):
     return rewrite
 
 
-def _positive_axes(make, rank_of):
-    """expand_dims/squeeze with negative axes (torch's pool1d) spelled with positive ones: ConvertLayout,
-    which the channels-last pass runs once a conv2d is present, fails on negative axes (bad_alloc)."""
-    def rewrite(call: relax.Call) -> relax.Expr | None:
-        if call.attrs.axis is None or all(int(a) >= 0 for a in call.attrs.axis):
-            return None
-        rank = rank_of(call)
-        return make(call.args[0], [int(a) % rank for a in call.attrs.axis])
-
-    return rewrite
-
-
 _REWRITES = {
-    "relax.expand_dims": _positive_axes(relax.op.expand_dims, lambda call: int(call.ty.ndim)),
-    "relax.squeeze": _positive_axes(relax.op.squeeze, lambda call: int(call.args[0].ty.ndim)),
     "relax.nn.conv1d": _conv,
     "relax.nn.max_pool1d": _pool(relax.op.nn.max_pool2d),
     "relax.nn.avg_pool1d": _pool(relax.op.nn.avg_pool2d),

@@ -1,6 +1,7 @@
 """ConvsChannelsLast: NCHW conv regions run NHWC with one transpose at each end; SimplifyLayoutChains
 turns the bias permutes it leaves into reshapes; modules without convs are untouched."""
 
+import numpy as np
 import tvm
 from tvm.script import ir as I
 from tvm.script import relax as R
@@ -66,3 +67,32 @@ class NoConv:
 
 def test_a_module_without_convs_is_left_alone():
     tvm.ir.assert_structural_equal(ConvsChannelsLast()(NoConv), NoConv)
+
+
+@I.ir_module
+class NegativeAxes:
+    @R.function
+    def main(x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((4, 3, 3, 3), "float32")):
+        with R.dataflow():
+            c = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            last = R.squeeze(R.expand_dims(c, axis=[-1]), axis=[-1])
+            inner = R.squeeze(R.expand_dims(c, axis=[-3]), axis=[-3])
+            tail = R.squeeze(R.expand_dims(c, axis=[-1, -2]), axis=[-2])
+            out = R.add(R.add(last, inner), R.sum(tail, axis=[-1]))
+            R.output(out)
+        return out
+
+
+def _run(mod, *arrays):
+    vm = tvm.relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
+    return vm["main"](*[tvm.runtime.tensor(a) for a in arrays]).numpy()
+
+
+def test_negative_expand_dims_and_squeeze_axes_convert_with_the_same_result():
+    """ConvertLayout used to die (std::bad_alloc) on negative axes; now they are made positive first."""
+    after = ConvsChannelsLast()(NegativeAxes)
+    text = after.script()
+    assert 'data_layout="NHWC"' in text and "axis=[-" not in text
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 3, 8, 8), dtype=np.float32), rng.standard_normal((4, 3, 3, 3), dtype=np.float32)
+    np.testing.assert_allclose(_run(after, x, w), _run(NegativeAxes, x, w), rtol=1e-5, atol=1e-5)
