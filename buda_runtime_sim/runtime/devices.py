@@ -298,6 +298,10 @@ class CPUDevice(Device):
             raise TypeError(f"{self.name}: module {module.name} cannot run on a CPUDevice (no framework model)")
         return _as_tuple(module.cpu_eval(*_host_values(args), **kwargs))
 
+    def generate(self, loop_count: int, write_index: int = 0) -> None:
+        """A forward of `loop_count` queued inputs (a CPUDevice keeps no past cache; runtime/generation.py)."""
+        generation.generate(self, loop_count, write_index)
+
 
 def _as_arch(arch) -> BackendDevice:
     return arch if isinstance(arch, BackendDevice) else BackendDevice.from_string(str(arch))

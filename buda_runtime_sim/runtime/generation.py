@@ -244,13 +244,18 @@ def generate(device, loop_count: int, write_index: int, tokens_per_iter: int = U
     """`TTDevice.generate`: run `loop_count` steps of this device's active program on its pushed
     inputs; outputs (past-cache outputs excepted) go to initialize_pipeline's output queue."""
     from . import pipeline
+    from .devices import TTDevice
 
     check_generate_args(device.name, loop_count, write_index, tokens_per_iter, token_id)
     output_queue = _output_queue("generate")
     with pipeline._lock:
         _check_queued(device, loop_count)
         for slot, position in step_slots(loop_count, write_index, tokens_per_iter, token_id):
-            outputs = run_step(device, device.input_queue.popleft(), slot, position, tokens_per_iter)
+            pushed = device.input_queue.popleft()
+            if isinstance(device, TTDevice):
+                outputs = run_step(device, pushed, slot, position, tokens_per_iter)
+            else:  # a CPUDevice holds no past cache: its generate is a forward (API reference)
+                outputs = device.run_modules(pushed)
             output_queue.put(pipeline._wrap(outputs))
 
 

@@ -27,6 +27,12 @@ class GPT2Generator:
         if not 0 < prompt_len <= cache_len <= positions:
             raise ValueError(f"GPT2Generator: need 0 < prompt_len ({prompt_len}) <= cache_len ({cache_len}) <= the "
                              f"model's n_positions ({positions})")
+        from buda_runtime_sim.runtime.devices import registered_devices
+
+        busy = [d.name for d in registered_devices() if d.active and d.modules]
+        if busy:
+            raise RuntimeError(f"GPT2Generator places its programs on a new TTDevice, but device(s) {busy} already "
+                               "form the pipeline (devices run in creation order); call pybuda.shutdown() first")
         self.model = model.eval()
         self.prompt_len, self.cache_len = int(prompt_len), int(cache_len)
         prefill = GPT2CacheStep(model, cache_len, prompt_len)

@@ -165,3 +165,11 @@ class Double(torch.nn.Module):
 
     def forward(self, x, past=None):
         return (x * 2.0,) if past is None else (x * 2.0, past)
+
+
+def test_cpu_device_generate_is_a_forward():
+    cpu0 = pybuda.CPUDevice("cpu0", module=pybuda.PyTorchModule("double", Double()))
+    queue = pybuda.initialize_pipeline(training=False, sample_inputs=(torch.zeros(1, 2, 1, 32),))
+    cpu0.push_to_inputs((torch.ones(1, 2, 1, 32),))
+    cpu0.generate(loop_count=1, write_index=0)
+    assert float(queue.get()[0].to_framework("numpy")[0, 0, 0, 0]) == 2.0

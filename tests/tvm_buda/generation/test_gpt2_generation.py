@@ -63,3 +63,5 @@ def test_greedy_generation_at_default_formats_agrees_on_90_percent_of_tokens():
         generator.generate(torch.ones(1, 9, dtype=torch.int64), 2)
     with pytest.raises(ValueError, match="room for 1 to 28 new tokens"):
         generator.generate(prompt, 29)
+    with pytest.raises(RuntimeError, match=r"device\(s\) \['tt0'\] already form the pipeline"):
+        GPT2Generator(model, prompt_len=8, cache_len=32)
