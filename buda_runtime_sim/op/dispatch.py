@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,10 +39,12 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
     cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
     result = cache.get(key) if cache is not None else None
     layouts = layouts or {}
-    try:
-        tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
-    except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in
-        raise exc.naming(f"{op_type} {name!r}") from None
+    tensors = None
+    if result is None or ctx.record_trace:  # a cached consteval result needs no operand on the device
+        try:
+            tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
+        except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in
+            raise exc.naming(f"{op_type} {name!r}") from None
     if result is None:
         try:
             result = get_kernel(op_type)(tensors, attrs, numerics)
@@ -60,14 +63,30 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
     return result
 
 
+class ConstevalKey(NamedTuple):
+    """Where a consteval result is kept in its first parameter's `consteval` dict. `operands` are
+    (id, version) of each Parameter and (id of the value,) of each Constant: a result lives until
+    a weight changes. Device images rebuild these keys for the results they carry."""
+
+    op_type: str
+    name: str
+    attrs: str              # repr of the sorted attributes
+    numerics: object        # the op's resolved OpNumerics
+    operands: tuple
+
+
+def consteval_key(op_type: str, name: str, attrs: str, numerics, inputs: list) -> ConstevalKey:
+    operands = tuple((id(x), x.version) if isinstance(x, Parameter) else (id(x.value),) for x in inputs)
+    return ConstevalKey(op_type, name, attrs, numerics, operands)
+
+
 def _consteval_slot(op_type: str, name: str, inputs: list, attrs: dict, numerics):
     """(cache, key) for an op computed from weights only (a transposed weight, a reshaped bias):
     like PyBuda's consteval, it runs once and is reused until a parameter changes."""
     params = [x for x in inputs if isinstance(x, Parameter)]
     if not params or not all(isinstance(x, (Parameter, Constant)) for x in inputs):
         return None, None
-    operands = tuple((id(x), x.version) if isinstance(x, Parameter) else (id(x.value),) for x in inputs)
-    return params[0].consteval, (op_type, name, repr(sorted(attrs.items())), numerics, operands)
+    return params[0].consteval, consteval_key(op_type, name, repr(sorted(attrs.items())), numerics, inputs)
 
 
 def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) -> Tensor:

@@ -23,7 +23,7 @@ from buda_runtime_sim.runtime.image_archive import CONFIG_JSON, ImageError, writ
 from buda_runtime_sim.runtime.images import IMAGE_FORMAT, TTDeviceImage, tool_versions
 
 _PATH_KEYS = ("host_library", "host_weights", "placement")
-_SUBGRAPH_KEYS = ("source", "manifest", "params")
+_SUBGRAPH_KEYS = ("source", "manifest", "params", "state")
 
 
 def _stem_of(entry: dict) -> str:
@@ -44,7 +44,7 @@ def _renamed(entry: dict, name: str) -> dict:
 
     out = {**entry, "name": name, **{k: move(entry[k]) for k in _PATH_KEYS},
            "members": [move(m) for m in entry["members"]]}
-    out["subgraphs"] = [{**sg, **{k: move(sg[k]) for k in _SUBGRAPH_KEYS}} for sg in entry["subgraphs"]]
+    out["subgraphs"] = [{**sg, **{k: move(sg[k]) for k in _SUBGRAPH_KEYS if k in sg}} for sg in entry["subgraphs"]]
     out["_moved_from"] = {move(m): m for m in entry["members"]}
     return out
 

@@ -26,7 +26,7 @@ from tvm import relax
 
 from buda_runtime_sim.dataformat import DataFormat
 from buda_runtime_sim.perf.ops import tensor_bytes
-from buda_runtime_sim.runtime import image_tensors
+from buda_runtime_sim.runtime import image_state, image_tensors
 from buda_runtime_sim.runtime.image_archive import CONFIG_JSON, write_archive
 from buda_runtime_sim.runtime.images import IMAGE_FORMAT, tool_versions
 from codegen.artifacts import read_safetensors, write_safetensors
@@ -178,10 +178,21 @@ def _output_entries(parts: _Parts, sample_inputs) -> list[dict]:
     return [{"name": f"output_{i}", "shape": list(a.shape), "dtype": str(a.dtype)} for i, a in enumerate(arrays)]
 
 
+def _device_states(parts: _Parts, sample_inputs) -> list[tuple[dict, dict]]:
+    """(arrays, metadata) of each subgraph's device state (image_state); a model that has not run
+    yet runs the sample inputs once first, so a loaded image starts warm."""
+    if not any(p.consteval or p._device_copies for sub, _ in parts.subgraphs
+               for p in sub.module.get_parameters()):
+        args, kwargs = split_samples(sample_inputs)
+        parts.compiled.run(*args, **kwargs)
+    return [image_state.capture(sub.module, parts.numerics) for sub, _ in parts.subgraphs]
+
+
 def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | None = None) -> Path:
     """Write `compiled` as a single-model TTI at `img_path` for the board in `target`."""
     parts = _parts(compiled)
     layout = layout or image_tensors.requested_layout()
+    states = _device_states(parts, sample_inputs)
     stem = safe_stem(parts.name)
     with tempfile.TemporaryDirectory(prefix="tti-build-") as tmp:
         tmp = Path(tmp)
@@ -202,13 +213,16 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
             stored, meta = image_tensors.encode(read_safetensors(sub.files.params), formats, layout)
             params_path = tmp / f"{index}.st"
             write_safetensors(stored, params_path)
+            state_arrays, state_meta = states[index]
+            write_safetensors(state_arrays, tmp / f"{index}.state.st")
             names = {"source": f"module_files/{stem}/{module}.py", "manifest": f"module_files/{stem}/{module}.json",
-                     "params": f"tensors/{stem}/{module}.safetensors"}
+                     "params": f"tensors/{stem}/{module}.safetensors",
+                     "state": f"tensors/{stem}/{module}.device_state.safetensors"}
             members.update({names["source"]: sub.files.source, names["manifest"]: sub.files.manifest,
-                            names["params"]: params_path})
+                            names["params"]: params_path, names["state"]: tmp / f"{index}.state.st"})
             subgraphs.append({**names, "symbol": sub.symbol, "module_name": module,
                               "arg_roles": [list(r) for r in sub.arg_roles], "num_outputs": sub.num_outputs,
-                              "tensors": meta})
+                              "tensors": meta, "state_entries": state_meta})
         report, epoch_of = _placement(compiled, target)
         placement = f"placement/{stem}.json"
         queues = _queues(parts, epoch_of, formats_by_module)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tvm
 
 from buda_runtime_sim.config import CompilerConfig
-from buda_runtime_sim.runtime import image_tensors
+from buda_runtime_sim.runtime import image_state, image_tensors
 from buda_runtime_sim.runtime.images import ImageError
 from codegen import GeneratedFiles, read_graph
 from codegen.artifacts import read_safetensors
@@ -50,6 +50,12 @@ def load_model(image, entry: dict):
             raise ImageError(f"{image.path}: {sg['params']}: {exc}") from None
         sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"],
                              preloaded=values)
+        if sg.get("state"):   # images written before device state had none: their first run computes it
+            try:
+                image_state.restore(sub.module, numerics, read_safetensors(image.member(sg["state"])),
+                                    sg.get("state_entries", {}))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ImageError(f"{image.path}: {sg['state']}: {exc}") from None
         subgraphs.append((sub, read_graph(files)))
     weights = read_safetensors(image.member(entry["host_weights"]))
     for source, (index, local) in module_weight_sources(subgraphs).items():
