@@ -55,9 +55,8 @@ TTI_BACKEND_TILIZED_FORMAT = EnvVar(
 
 N300_DATA_PARALLEL = EnvVar(
     "PYBUDA_N300_DATA_PARALLEL", "0",
-    "1: run the batch data-parallel on both chips of an n300 (wh_n300); its semantics belong to the "
-    "multi-chip work. Scripts that set it run unchanged; docs/compiler_config.md lists other "
-    "PyBuda variables that are accepted and have no effect",
+    "1: a TTDevice on a two-chip board (wh_n300) splits each batch along dim 0 over both chips and "
+    "returns one output per chip, output by output (runtime/chips.py, docs/scaling.md)",
 )
 
 REPORTIFY = EnvVar("PYBUDA_REPORTIFY", "0", "1: write a Reportify web report of every compile (docs/tools.md)")

@@ -95,9 +95,13 @@ def _run(args) -> int:
 
 
 def _report(args) -> int:
-    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
     board = args.device_config or {"grayskull": "gs_e150", "wormhole_b0": "wh_n150"}.get(args.arch)
-    report = compiled.perf_report(board, args.microbatch)
+    if args.num_chips:   # a chip count the board cannot give fails before compiling
+        from buda_runtime_sim.perf import PlacementConfig
+
+        PlacementConfig(board or "wh_n150", num_chips=args.num_chips).board()
+    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
+    report = compiled.perf_report(board, args.microbatch, num_chips=args.num_chips or None)
     print(report)
     out = Path(args.out)
     files = report.save(out)
@@ -219,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     report_p = sub.add_parser("report", help="compile a model file and print/write its performance estimate")
     _add_model_arguments(report_p)
     report_p.add_argument("--microbatch", type=int, help="samples per microbatch (default: the compiled batch)")
+    report_p.add_argument("--num-chips", type=int, default=0,
+                          help="chips of the board to split the model over (default 0: all; wh_n300 has 2)")
     report_p.add_argument("--out", default="perf_report", help="directory for report.json and placement PNGs")
     report_p.add_argument("--html", action="store_true", help="also write the Reportify web report (PYBUDA_REPORTIFY_DIR)")
     report_p.set_defaults(func=_report)

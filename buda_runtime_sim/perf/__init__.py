@@ -34,7 +34,7 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
 4. Balancer and placer (balancer.py, placer.py). For a target stage time T each op takes the
    fewest cores reaching T (or its fastest grid); ops are shelf-packed onto the core grid in
    schedule order; a full grid, a new device program or `set_epoch_break` starts a new epoch
-   (`set_chip_break`: the next chip). `override_op_size` pins a grid; `place_on_one_row` allows
+   (`set_chip_break`: the next chip; `PlacementConfig.num_chips` uses part of a board). `override_op_size` pins a grid; `place_on_one_row` allows
    only 1 x c grids. The T giving the smallest total time is kept; then each epoch's idle cores
    go to its slowest op (next faster grid) while the epoch still fits, as PyBuda fills epochs.
 
@@ -52,7 +52,9 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
 
 Left out: NoC congestion, hops and reblocking between mismatched grids, fork-join buffering,
 L1 capacity for activations, fused eltwise chains (PyBuda's fused_op), per-op start-up
-inside an epoch (not in the measurements), host compute time, chip-to-chip links.
+inside an epoch (not in the measurements), host compute time. Chip-to-chip Ethernet (a tensor
+crossing chips loads each link on its way; a link can be an epoch's slowest stage) and data
+parallel runs: chips.py, data_parallel.py, docs/scaling.md.
 benchmarks/perf_netlists.py puts our placements beside PyBuda's netlists (netlist_summary.md).
 """
 

@@ -25,13 +25,14 @@ from dataclasses import dataclass, replace
 
 from ..enums import BackendDevice
 from .boards import GB, KIB, Board
+from .memory import DRAM_CHANNELS
 
 ETH_PORT_BITS_PER_S = 100e9
 ETH_PORTS_PER_NEIGHBOUR = 4
 ETH_EFFICIENCY = 0.85               # assumption: headers, credits, packetisation
 ETH_HOP_LATENCY_S = 1e-6            # assumption: about a microsecond per hop
 ETH_LINK_BYTES_PER_S = ETH_PORT_BITS_PER_S / 8 * ETH_PORTS_PER_NEIGHBOUR * ETH_EFFICIENCY   # 42.5 GB/s
-WORMHOLE_CHIP_DRAM_BYTES = 12 * 1024**3      # 12 GB GDDR6 per chip (n150: 12 GB, n300: 24 GB)
+WORMHOLE_CHIP_DRAM_BYTES = math.prod(DRAM_CHANNELS[BackendDevice.Wormhole_B0])   # 12 GiB GDDR6 per chip
 
 
 @dataclass(frozen=True)

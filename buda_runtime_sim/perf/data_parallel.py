@@ -6,11 +6,12 @@ chip has PCIe, so they queue one after another), and a chip k hops from it recei
 and returns its outputs over k Ethernet hops (chips.py), store-and-forward before and after its
 compute. Nothing else is shared (each chip has its own DRAM and weights).
 
-    time per microbatch = device(share) + chips x PCIe(share) + max over chips of Ethernet(share, hops)
+    time per microbatch = device(share) + chips per PCIe link x PCIe(share) + Ethernet(share, farthest hops)
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .chips import transfer_seconds
@@ -54,15 +55,18 @@ class DataParallelReport:
                 "one_chip": self.one_chip.to_dict()}
 
 
-def data_parallel_report(per_chip: PerfReport, one_chip: PerfReport, chips: int) -> DataParallelReport:
+def data_parallel_report(per_chip: PerfReport, one_chip: PerfReport, chips: int, pcie_links: int = 1,
+                         hops: int | None = None) -> DataParallelReport:
     """per_chip: the model on one chip at its share of the batch; one_chip: the same chip with
-    `chips` times that batch (the single-chip reference)."""
-    if chips < 1:
-        raise ValueError(f"data parallel needs at least one chip, got {chips}")
+    `chips` times that batch (the single-chip reference). pcie_links: host links the chips share
+    (an n300: 1; four n300 cards: 4); hops: Ethernet hops from a link to its farthest chip
+    (default: a chain behind one link, chips - 1)."""
+    if chips < 1 or pcie_links < 1:
+        raise ValueError(f"data parallel needs at least one chip and one PCIe link, got {chips} and {pcie_links}")
     microbatch = per_chip.microbatch * chips
     io_bytes = per_chip.runs * sum(t.bytes for t in per_chip.transfers)
-    ethernet = max((transfer_seconds(io_bytes, hops) for hops in range(chips)), default=0.0)
-    pcie = chips * per_chip.transfer_seconds
+    ethernet = transfer_seconds(io_bytes, chips - 1 if hops is None else hops)
+    pcie = math.ceil(chips / pcie_links) * per_chip.transfer_seconds
     total = per_chip.device_seconds + pcie + ethernet
     return DataParallelReport(chips, microbatch, per_chip, one_chip, per_chip.device_seconds, pcie, ethernet,
                               microbatch / total if total else float("inf"))

@@ -44,7 +44,8 @@ def estimate(graph: OpGraph, config: PlacementConfig | None = None, microbatch: 
         transfer_seconds=transfer_seconds, samples_per_second=microbatch / total if total else float("inf"),
         math_utilisation=useful / (board.cores * device_cycles) if device_cycles else 0.0,
         tflops=2 * macs / total / 1e12 if total else 0.0,
-        chip_epochs=chip_epoch_rows(plan), ethernet=ethernet_rows(prepared, plan, board, runs))
+        chip_epochs=chip_epoch_rows(plan), ethernet=ethernet_rows(prepared, plan, board, runs),
+        chip_weight_bytes=_chip_weight_bytes(prepared, placed))
 
 
 def _op_row(p, placement) -> OpRow:
@@ -95,3 +96,13 @@ def chip_epoch_rows(plan) -> list[ChipEpochRow]:
 def ethernet_rows(prepared, plan, board, runs: int) -> list[EthernetRow]:
     return [EthernetRow(t.epoch, t.producer, t.consumer, t.src_chip, t.dst_chip, t.bytes,
                         runs * transfer_seconds(t.bytes, t.hops)) for t in ethernet_transfers(prepared, plan.placements)]
+
+
+def _chip_weight_bytes(prepared, placed) -> dict:
+    """Parameters in each chip's DRAM: an op's weights live with the chip it is placed on."""
+    found: dict = {}
+    for p in prepared.placed:
+        if p.geom.weight_tiles and p.name in placed:
+            chip = placed[p.name].chip
+            found[chip] = found.get(chip, 0) + p.weight_bytes()
+    return found

@@ -28,6 +28,12 @@ DRAM_CHANNELS = {BackendDevice.Grayskull: (8, 1 * GIB), BackendDevice.Wormhole_B
 HOST_CHANNELS = (4, 1 * GIB)
 
 
+def chip_dram_bytes(board) -> int:
+    """DRAM capacity of one chip of `board`."""
+    channels, size = DRAM_CHANNELS[board.arch]
+    return channels * size
+
+
 @dataclass
 class MemoryFootprint:
     """Bytes used per channel, and where each queue went ((model, queue) -> (location, channel))."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .boards import Board
 from .config import PlacementConfig
+from .memory import chip_dram_bytes
 
 
 @dataclass
@@ -103,6 +104,7 @@ class PerfReport:
     tflops: float
     chip_epochs: list[ChipEpochRow] = field(default_factory=list)
     ethernet: list[EthernetRow] = field(default_factory=list)
+    chip_weight_bytes: dict = field(default_factory=dict)    # chip -> parameter bytes in its DRAM
 
     @property
     def seconds(self) -> float:
@@ -131,6 +133,7 @@ class PerfReport:
             "ops": [{**asdict(o), "grid": list(o.grid) if o.grid else None} for o in self.ops],
             "transfers": [asdict(t) for t in self.transfers],
             "chip_epochs": [asdict(c) for c in self.chip_epochs], "ethernet": [asdict(t) for t in self.ethernet],
+            "chip_weight_bytes": {str(k): v for k, v in self.chip_weight_bytes.items()},
         }
 
     def to_json(self, path) -> Path:
@@ -179,6 +182,10 @@ class PerfReport:
         eth = {e.index: e.ethernet_cycles for e in self.epochs}
         lines += [f"{c.epoch:>5} {c.chip:>4} {c.ops:>4} {c.cores:>5} {c.slowest_op_cycles:>11,.0f} "
                   f"{eth.get(c.epoch, 0.0):>9,.0f}  {c.slowest_op}" for c in self.chip_epochs]
+        capacity = chip_dram_bytes(self.board)
+        lines.append("weights in DRAM per chip: " + ", ".join(
+            f"chip {c} {v / 1e6:,.1f} MB{' (over its ' + format(capacity / 2**30, '.0f') + ' GiB)' if v > capacity else ''}"
+            for c, v in sorted(self.chip_weight_bytes.items())))
         total = sum(t.bytes for t in self.ethernet)
         lines.append(f"ethernet: {len(self.ethernet)} chip-to-chip transfer(s), {total:,} bytes/run")
         lines += [f"  epoch {t.epoch} chip {t.src_chip}->{t.dst_chip} {t.producer} -> {t.consumer}: {t.bytes:,} bytes/run, "

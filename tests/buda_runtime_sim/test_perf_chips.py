@@ -24,6 +24,7 @@ def test_a_chip_break_charges_the_crossing_tensor_to_ethernet():
     assert epoch.ethernet_cycles == pytest.approx(crossing.bytes / ETH_LINK_BYTES_PER_S * 1e9)
     assert epoch.stage_cycles >= epoch.ethernet_cycles
     assert {(c.epoch, c.chip) for c in two.chip_epochs} == {(0, 0), (0, 1)}
+    assert two.chip_weight_bytes == {0: 512 * 512 * 2, 1: 512 * 512 * 2}   # each matmul's weights in its chip's DRAM
     text = two.summary()
     assert "chip 0->1 relu0 -> mm1" in text and "ethernet: 1 chip-to-chip transfer(s)" in text
     assert two.to_dict()["ethernet"][0]["bytes"] == crossing.bytes
@@ -65,3 +66,26 @@ def test_data_parallel_doubles_throughput_less_the_split():
 def test_more_chips_hold_what_one_chip_dram_cannot():
     assert chips_needed_for_dram(7e9 * 2) == 2           # 7B parameters in 16-bit: 14 GB over 12 GiB chips
     assert wormhole_system(32).cores == 32 * 64
+
+
+def test_docs_scaling_states_the_figures_the_code_uses(capsys):
+    """docs/scaling.md: its DRAM table is benchmarks/scaling.py's, its Ethernet figures are perf.chips'."""
+    import sys
+    from pathlib import Path
+
+    from buda_runtime_sim.perf import chips
+
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "scaling.md").read_text()
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        import scaling
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    scaling.print_dram_table()
+    for line in capsys.readouterr().out.splitlines()[2:]:
+        billions, bfp8, bfp8_chips, fp16, fp16_chips = line.split()
+        assert f"| {billions} | {bfp8} GB | {bfp8_chips} | {fp16} GB | {fp16_chips} |" in doc
+    assert chips.ETH_PORTS_PER_NEIGHBOUR == 4 and chips.ETH_PORT_BITS_PER_S == 100e9 and chips.ETH_EFFICIENCY == 0.85
+    assert f"({chips.ETH_LINK_BYTES_PER_S / 1e9:.1f} GB/s" in doc and "4 x 100 Gb/s at 85 %" in doc
+    assert f"{chips.ETH_HOP_LATENCY_S * 1e6:.0f} us per hop" in doc

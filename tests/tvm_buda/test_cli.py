@@ -63,6 +63,13 @@ def test_report_writes_json_and_png(model_files, tmp_path):
     assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
 
 
+def test_report_over_more_chips_than_the_board_has_is_one_clear_error(model_files, tmp_path):
+    result = _run("report", str(model_files / "mlp.pt2"), "--device-config", "wh_n300", "--num-chips", "3",
+                  "--quiet", cwd=tmp_path)
+    assert result.returncode != 0
+    assert "3 chips requested but wh_n300 has 2" in result.stderr.strip().splitlines()[-1]
+
+
 def test_bad_arguments_give_one_clear_line_and_nonzero_exit(model_files, tmp_path):
     missing = _run("run", "missing.onnx", "--quiet", cwd=tmp_path)
     assert missing.returncode != 0
