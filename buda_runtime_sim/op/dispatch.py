@@ -59,7 +59,7 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
         ctx.intermediates[name] = result
     chips = context.chip_ledger()
     if chips is not None:
-        chips.record(name, tensors, result)
+        chips.record(name, tensors or (), result)   # no operands: a cached consteval result (weights only)
     return result
 
 
