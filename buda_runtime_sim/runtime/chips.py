@@ -38,6 +38,9 @@ def resolve_chip_ids(device_name: str, num_chips, chip_ids, board) -> list[int]:
     """The chips a TTDevice uses. num_chips=0: all of the board; None with no chip_ids: one chip,
     or all of them when PYBUDA_N300_DATA_PARALLEL=1."""
     if chip_ids is not None:
+        if any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) for c in chip_ids):
+            raise ValueError(f"TTDevice {device_name}: chip_ids={list(chip_ids)} must be integers (Galaxy (x, y) "
+                             "coordinates are not simulated; number the chips 0, 1, ...)")
         ids = [int(c) for c in chip_ids]
         bad = [c for c in ids if not 0 <= c < board.chips]
         if bad or not ids or len(set(ids)) != len(ids):

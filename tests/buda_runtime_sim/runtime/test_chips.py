@@ -68,6 +68,10 @@ def test_chip_selection_errors_name_the_board_and_the_fix():
         pybuda.TTDevice("tt0", chip_ids=[0, 2])
     with pytest.raises(ValueError, match="3 chips requested but wh_n300 has 2"):
         pybuda.TTDevice("tt0", num_chips=3)
+    with pytest.raises(ValueError, match="must be integers"):
+        pybuda.TTDevice("tt0", chip_ids=[(0, 1)])
+    with pytest.raises(ValueError, match="num_chips=1 contradicts chip_ids=\\[0, 1\\]"):
+        pybuda.TTDevice("tt0", num_chips=1, chip_ids=[0, 1])
     assert pybuda.TTDevice("all", num_chips=0).chip_ids == [0, 1]
     assert pybuda.TTDevice("second", chip_ids=[1]).chip_ids == [1]
     pybuda.set_configuration_options(device_config="gs_e150")
@@ -80,4 +84,13 @@ def test_a_chip_break_naming_no_op_fails_the_run():
     pybuda.set_chip_break("no_such_op")
     pybuda.TTDevice("tt0", num_chips=2, module=pybuda.PyTorchModule("mlp", _mlp()))
     with pytest.raises(ValueError, match=r"set_chip_break names no op of model .*\['no_such_op'\]"):
+        pybuda.run_inference(inputs=[(torch.randn(8, 64),)])
+
+
+def test_data_parallel_on_a_one_chip_board_says_which_board_is_needed(monkeypatch):
+    monkeypatch.setenv("PYBUDA_N300_DATA_PARALLEL", "1")
+    pybuda.set_configuration_options(device_config="wh_n150")
+    pybuda.TTDevice("tt0", module=pybuda.PyTorchModule("mlp", _mlp()))
+    with pytest.raises(RuntimeError, match="needs a device with two chips, this one has 1 on wh_n150; set "
+                                           "device_config='wh_n300'"):
         pybuda.run_inference(inputs=[(torch.randn(8, 64),)])
