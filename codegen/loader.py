@@ -59,21 +59,23 @@ class FilePin:
 
 class LoadedModule:
     """A generated PyBudaModule, instantiated with its weights (`params` when the caller already
-    holds them, else from the safetensors file beside the source), pinned to its files."""
+    holds them, else from the safetensors file beside the source), pinned to its files. With
+    `params` given the weights file need not exist (a device image holds them in memory)."""
 
     def __init__(self, files: GeneratedFiles, params: dict | None = None):
         manifest = read_manifest(files)
         source_stat = _stat(files.source)
         text = files.source.read_bytes()
-        params_stat = _stat(files.params)
+        params_stat = _stat(files.params) if params is None or files.params.exists() else None
         cls = getattr(import_source(files.source, text), manifest["class_name"], None)
         if cls is None:
             raise ImportError(f"{files.source} no longer defines class {manifest['class_name']}")
         self.instance = cls()
         self.instance.load_parameter_dict(params if params is not None else read_params(files))
-        params_digest = manifest["checksums"].get(files.params.name) or sha256(files.params)
-        self.pins = [FilePin(files.source, hashlib.sha256(text).hexdigest(), source_stat),
-                     FilePin(files.params, params_digest, params_stat)]
+        self.pins = [FilePin(files.source, hashlib.sha256(text).hexdigest(), source_stat)]
+        if params_stat is not None:
+            params_digest = manifest["checksums"].get(files.params.name) or sha256(files.params)
+            self.pins.append(FilePin(files.params, params_digest, params_stat))
 
     def changed_files(self) -> list[Path]:
         return [pin.path for pin in self.pins if pin.changed()]

@@ -6,7 +6,9 @@ written last. Reading never trusts the archive: names are checked before anythin
 the image's own top-level folders), sizes are capped (declared and actually decompressed),
 every member must be listed in `device.json` with a matching checksum and every listed member
 must be present. Files go into a fresh folder, opened exclusively (nothing is overwritten).
-Nothing in the archive is imported or executed here.
+Tensor members (`.safetensors`, the bulk of an image) are not written out: they are read
+straight from the archive into memory and checked there. Nothing in the archive is imported or
+executed here.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ import json
 import os
 import shutil
 import stat
+import struct
 import tempfile
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
+
+import numpy as np
 
 DEVICE_JSON = "device.json"
 CONFIG_JSON = "compile_and_runtime_config.json"
@@ -31,6 +36,9 @@ MAX_MEMBERS = 10_000
 MAX_DEVICE_JSON_BYTES = 64 << 20
 _CHUNK = 1 << 20
 _STORED_SUFFIXES = (".safetensors", ".so", ".bin")  # already dense: not worth deflating
+IN_MEMORY_SUFFIXES = (".safetensors",)               # read into memory on load, never extracted
+_ALIGN = 64
+_LOCAL_HEADER = struct.Struct("<4s22xHH")            # signature ... file name length, extra field length
 
 
 class ImageError(ValueError):
@@ -152,8 +160,9 @@ def _device_json(zf: zipfile.ZipFile, infos: dict, path) -> dict:
 
 
 def extract_archive(path, check_device=None, max_member_bytes: int = MAX_MEMBER_BYTES,
-                    max_total_bytes: int = MAX_TOTAL_BYTES) -> tuple[Path, dict]:
-    """Verify and unpack an image into a fresh folder; returns (folder, device.json).
+                    max_total_bytes: int = MAX_TOTAL_BYTES) -> tuple[Path, dict, dict[str, np.ndarray]]:
+    """Verify and unpack an image into a fresh folder; returns (folder, device.json, in-memory
+    members: name -> 64-byte-aligned uint8 array, for names ending in IN_MEMORY_SUFFIXES).
 
     `check_device(device_json)` runs before any file is written (format and version checks).
     On any error the folder is removed and ImageError (or FileNotFoundError) is raised."""
@@ -172,15 +181,76 @@ def extract_archive(path, check_device=None, max_member_bytes: int = MAX_MEMBER_
         missing = sorted(set(table) - set(infos))
         if missing:
             raise ImageError(f"{path}: member(s) {missing} listed in {DEVICE_JSON} are missing")
-        root = Path(tempfile.mkdtemp(prefix="tti-"))
+        root, buffers = Path(tempfile.mkdtemp(prefix="tti-")), {}
         try:
             for name in sorted(table):
-                _extract_one(zf, infos[name], table[name], root, max_member_bytes)
-            (root / DEVICE_JSON).write_text(json.dumps(device, indent=1, sort_keys=True))
+                if name.endswith(IN_MEMORY_SUFFIXES):
+                    buffers[name] = _read_checked(zf, infos[name], table[name], max_member_bytes)
+                else:
+                    _extract_one(zf, infos[name], table[name], root, max_member_bytes)
+            (root / DEVICE_JSON).write_text(json.dumps(device, sort_keys=True))
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
-    return root, device
+    return root, device, buffers
+
+
+def _read_checked(zf: zipfile.ZipFile, info: zipfile.ZipInfo, expected: dict, limit: int) -> np.ndarray:
+    """A member's bytes in an aligned buffer, checked against its size and SHA-256 in device.json.
+    Stored (uncompressed) members are read straight from the file at their data offset: one
+    read, no CRC pass (the SHA-256 is the check) and no copy."""
+    name, size = info.filename, expected.get("size")
+    if not isinstance(size, int) or size < 0 or size > limit or size != info.file_size:
+        raise ImageError(f"member {name!r} is {info.file_size:,} bytes, {DEVICE_JSON} says {size!r} "
+                         f"(limit {limit:,}): tampered or damaged")
+    if info.flag_bits & 0x1:
+        raise ImageError(f"member {name!r} is encrypted; images never are")
+    stored = info.compress_type == zipfile.ZIP_STORED and info.compress_size == size
+    skew = _safetensors_data_start(zf, info) if stored else 0
+    raw = np.empty(size + _ALIGN, dtype=np.uint8)
+    start = -(raw.ctypes.data + skew) % _ALIGN      # tensor data 64-byte aligned: TVM takes it without a copy
+    data = raw[start:start + size]
+    try:
+        if stored:
+            _read_stored(zf, info, data)
+        else:
+            with zf.open(info) as src:
+                got = src.readinto(memoryview(data)) if size else 0
+                if got != size or src.read(1):
+                    raise ImageError(f"member {name!r} is not {size:,} bytes as {DEVICE_JSON} says (tampered or damaged)")
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise ImageError(f"member {name!r} is damaged ({exc})") from None
+    if hashlib.sha256(data).hexdigest() != expected.get("sha256"):
+        raise ImageError(f"member {name!r} does not match its checksum in {DEVICE_JSON} (tampered or damaged); "
+                         "refusing to load the image")
+    return data
+
+
+def _seek_data(zf: zipfile.ZipFile, info: zipfile.ZipInfo):
+    """The archive's file, positioned at the first byte of a stored member's data."""
+    f = zf.fp
+    f.seek(info.header_offset)
+    header = f.read(_LOCAL_HEADER.size)
+    if len(header) != _LOCAL_HEADER.size:
+        raise ImageError(f"member {info.filename!r}: truncated local header")
+    signature, name_len, extra_len = _LOCAL_HEADER.unpack(header)
+    if signature != b"PK\x03\x04":
+        raise ImageError(f"member {info.filename!r}: bad local header (not a zip member)")
+    f.seek(info.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
+    return f
+
+
+def _safetensors_data_start(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    """Where a safetensors member's tensor data starts (8 + its header length); 0 for other members."""
+    if not info.filename.endswith(".safetensors") or info.file_size < 8:
+        return 0
+    return (8 + int.from_bytes(_seek_data(zf, info).read(8), "little")) % _ALIGN
+
+
+def _read_stored(zf: zipfile.ZipFile, info: zipfile.ZipInfo, data: np.ndarray) -> None:
+    f = _seek_data(zf, info)
+    if data.size and f.readinto(memoryview(data)) != data.size:
+        raise ImageError(f"member {info.filename!r} is truncated (the archive ends inside it)")
 
 
 def _extract_one(zf: zipfile.ZipFile, info: zipfile.ZipInfo, expected: dict, root: Path, limit: int) -> None:

@@ -9,6 +9,8 @@ Container: safetensors (a U8 tensor of tile bytes per parameter), no pickle.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from ..dataformat import DataFormat
@@ -16,6 +18,41 @@ from ..env import TTI_BACKEND_FORMAT, TTI_BACKEND_TILIZED_FORMAT
 from ..formats import pack_tiles, unpack_tiles
 
 PLAIN, TILIZED = "plain", "tilized"
+_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
+           "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
+
+
+def parse_safetensors(data: np.ndarray) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file held in `data` (uint8), as views (no copy). The file comes
+    from an image, so every offset, dtype and shape is checked before it is used."""
+    def bad(why: str):
+        return ValueError(f"not a valid safetensors file: {why}")
+
+    if data.size < 8:
+        raise bad("shorter than its header length")
+    header_len = int(data[:8].view("<u8")[0])
+    if header_len > data.size - 8:
+        raise bad("header longer than the file")
+    try:
+        header = json.loads(data[8:8 + header_len].tobytes())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise bad(f"header is not JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise bad("header is not a table")
+    header.pop("__metadata__", None)
+    body, out = data[8 + header_len:], {}
+    for name, info in header.items():
+        try:
+            dtype = np.dtype(_DTYPES[info["dtype"]])
+            shape = [int(d) for d in info["shape"]]
+            begin, end = (int(o) for o in info["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise bad(f"tensor {name!r} has no known dtype, shape and data_offsets") from None
+        if min(shape, default=0) < 0 or not 0 <= begin <= end <= body.size or \
+                int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != end - begin:
+            raise bad(f"tensor {name!r}: shape {shape} of {dtype} does not fit bytes {begin}..{end} of {body.size}")
+        out[name] = body[begin:end].view(dtype).reshape(shape)
+    return out
 
 
 def requested_layout() -> str:

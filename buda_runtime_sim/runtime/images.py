@@ -33,6 +33,7 @@ from ..module import Module
 from ..perf.boards import get_board
 from .devices import _host_values, _split, registered_devices
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
+from .image_tensors import parse_safetensors
 
 IMAGE_FORMAT = 1
 _VERSIONED = ("tvm-buda", "apache-tvm", "apache-tvm-ffi")
@@ -88,10 +89,11 @@ def check_compatible(device: dict) -> None:
 class TTDeviceImage:
     """A verified, unpacked TTI (`load_from_disk`); `TTDevice.load_image(img=...)` runs it."""
 
-    def __init__(self, path: Path, root: Path, device: dict):
+    def __init__(self, path: Path, root: Path, device: dict, buffers: dict | None = None):
         self.path = Path(path)
         self.root = root
         self.device = device
+        self._buffers = buffers or {}     # tensor members, checked and held in memory
         self.config = json.loads((root / CONFIG_JSON).read_text()) if (root / CONFIG_JSON).is_file() else {}
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(root), True)
 
@@ -101,8 +103,8 @@ class TTDeviceImage:
         """Check and unpack an image into a fresh folder (removed when the image is collected).
         Raises ImageError naming the problem: not a zip, unsafe or unlisted members, checksums,
         versions. Executes nothing."""
-        root, device = extract_archive(img_path, check_compatible, max_member_bytes, max_total_bytes)
-        return TTDeviceImage(Path(img_path), root, device)
+        root, device, buffers = extract_archive(img_path, check_compatible, max_member_bytes, max_total_bytes)
+        return TTDeviceImage(Path(img_path), root, device, buffers)
 
     # ---- contents ---------------------------------------------------------------------------
     @property
@@ -128,7 +130,24 @@ class TTDeviceImage:
         """An extracted member by archive name; only members checked against device.json."""
         if name not in self.device["members"]:
             raise ImageError(f"{self.path}: device.json refers to {name!r}, which is not a checked member")
+        if name in self._buffers:
+            raise ImageError(f"{self.path}: {name!r} is a tensor member, held in memory: read it with tensors()")
         return self.root / name
+
+    def member_data(self, name: str) -> Path | bytes:
+        """A member as its extracted file, or its bytes for a tensor member (to copy it elsewhere)."""
+        if name in self._buffers:
+            return self._buffers[name].tobytes()
+        return self.member(name)
+
+    def tensors(self, name: str) -> dict:
+        """The arrays of a tensor member (safetensors), as views of the checked bytes (no copy)."""
+        if name not in self._buffers:
+            raise ImageError(f"{self.path}: device.json refers to {name!r}, which is not a checked tensor member")
+        try:
+            return parse_safetensors(self._buffers[name])
+        except ValueError as exc:
+            raise ImageError(f"{self.path}: {name}: {exc}") from None
 
     def get_input_shapes(self, model: str | None = None) -> list[list[int]]:
         return [list(i["shape"]) for i in self.model(model)["inputs"]]

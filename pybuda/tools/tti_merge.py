@@ -80,12 +80,12 @@ def merge_models(model_bin_location, models, arch: str = "wormhole_b0", merged_m
                 raise ImageError(f"two merged models are named {merged_name!r}")
             moved = _renamed(entry, merged_name)
             for new_path, old_path in moved.pop("_moved_from").items():
-                members[new_path] = image.member(old_path)
+                members[new_path] = image.member_data(old_path)
             config["models"][merged_name] = image.config["models"][entry["name"]]
             entries.append(moved)
     for member in images[0].device["members"]:
         if member.startswith("backend_build_binaries/"):
-            members[member] = images[0].member(member)
+            members[member] = images[0].member_data(member)
     members[CONFIG_JSON] = json.dumps(config, indent=1, sort_keys=True).encode()
     footprint = allocate({e["name"]: e["queues"] for e in entries}, arch, first.get("num_chips", 1),
                          switch_chans_if_capacity_hit, overlap_dynamic_queues)

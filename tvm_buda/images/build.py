@@ -210,7 +210,8 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
             module = graph.module_name
             formats = weight_formats(graph, parts.numerics)
             formats_by_module[module] = formats
-            stored, meta = image_tensors.encode(read_safetensors(sub.files.params), formats, layout)
+            values = sub.preloaded if sub.preloaded is not None else read_safetensors(sub.files.params)
+            stored, meta = image_tensors.encode(values, formats, layout)
             params_path = tmp / f"{index}.st"
             write_safetensors(stored, params_path)
             state_arrays, state_meta = states[index]

@@ -14,7 +14,6 @@ from buda_runtime_sim.config import CompilerConfig
 from buda_runtime_sim.runtime import image_state, image_tensors
 from buda_runtime_sim.runtime.images import ImageError
 from codegen import GeneratedFiles, read_graph
-from codegen.artifacts import read_safetensors
 
 from ..cache.store import module_weight_sources
 from ..device_runtime import DeviceSubgraph
@@ -43,21 +42,22 @@ def load_model(image, entry: dict):
     config, numerics = _config(image, entry)
     subgraphs = []
     for sg in entry["subgraphs"]:
-        files = GeneratedFiles(image.member(sg["source"]), image.member(sg["params"]), image.member(sg["manifest"]))
+        # the params path names no file: the weights come from memory (image.tensors), never from disk
+        files = GeneratedFiles(image.member(sg["source"]), image.root / sg["params"], image.member(sg["manifest"]))
         try:
-            values = image_tensors.decode(read_safetensors(files.params), sg["tensors"])
+            values = image_tensors.decode(image.tensors(sg["params"]), sg["tensors"])
         except ValueError as exc:
             raise ImageError(f"{image.path}: {sg['params']}: {exc}") from None
         sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"],
                              preloaded=values)
         if sg.get("state"):   # images written before device state had none: their first run computes it
             try:
-                image_state.restore(sub.module, numerics, read_safetensors(image.member(sg["state"])),
+                image_state.restore(sub.module, numerics, image.tensors(sg["state"]),
                                     sg.get("state_entries", {}))
             except (KeyError, TypeError, ValueError) as exc:
                 raise ImageError(f"{image.path}: {sg['state']}: {exc}") from None
         subgraphs.append((sub, read_graph(files)))
-    weights = read_safetensors(image.member(entry["host_weights"]))
+    weights = dict(image.tensors(entry["host_weights"]))
     for source, (index, local) in module_weight_sources(subgraphs).items():
         weights.setdefault(source, subgraphs[index][0].preloaded[local])  # one copy, shared with the module
     missing = [n for n in entry["weight_names"] if n not in weights]

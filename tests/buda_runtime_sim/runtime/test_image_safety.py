@@ -159,3 +159,57 @@ def test_device_json_cannot_point_outside_the_checked_members(tmp_path):
     img = TTDeviceImage.load_from_disk(path)
     with pytest.raises(ImageError, match="not a checked member"):
         img.member("../../etc/passwd")
+
+
+TENSORS = "tensors/m/m_0.safetensors"
+STATE = "tensors/m/m_0.device_state.safetensors"
+
+
+def _safetensors(header: dict, body: bytes) -> bytes:
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + body
+
+
+@pytest.mark.parametrize("compress", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+@pytest.mark.parametrize("member", [TENSORS, STATE])
+def test_tampered_tensor_members_are_refused(tmp_path, compress, member):
+    good = _safetensors({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\x00" * 8)
+    members = {**_good_members(), member: good}
+    tampered = {**members, member: good[:-1] + b"\x01"}
+    path = tmp_path / "tampered.tti"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in tampered.items():
+            zf.writestr(name, data, compress_type=compress)
+        zf.writestr(DEVICE_JSON, json.dumps(_device(members)))
+    _assert_refused(tmp_path, path, rf"{member}.*does not match its checksum")
+    longer = {**members, member: good + b"\x00" * 8}
+    path = _zip(tmp_path / "longer.tti", list(longer.items()), _device(members))
+    _assert_refused(tmp_path, path, rf"{member}.*device.json says.*tampered or damaged")
+
+
+def test_tensor_members_are_read_in_memory_never_written_out(tmp_path):
+    data = _safetensors({"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}},
+                        b"\x00\x00\x80\x3f" * 4)
+    members = {**_good_members(), STATE: data}
+    img = TTDeviceImage.load_from_disk(write_archive(tmp_path / "ok.tti", members, _device(members)))
+    assert not list(img.root.rglob("*.safetensors"))
+    assert img.tensors(STATE)["w"].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    with pytest.raises(ImageError, match="held in memory"):
+        img.member(STATE)
+    with pytest.raises(ImageError, match="not a checked tensor member"):
+        img.tensors(MODULE)
+
+
+@pytest.mark.parametrize("header, why", [
+    ({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, "does not fit bytes"),        # past the end
+    ({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, "does not fit bytes"),         # shape vs bytes
+    ({"w": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}}, "does not fit bytes"),
+    ({"w": {"dtype": "O", "shape": [1], "data_offsets": [0, 8]}}, "no known dtype"),               # no objects
+    ([1, 2], "not a table"),
+])
+def test_malformed_tensor_members_are_a_clear_error(tmp_path, header, why):
+    members = {**_good_members(), STATE: _safetensors(header, b"\x00" * 8)}
+    img = TTDeviceImage.load_from_disk(write_archive(tmp_path / "bad.tti", members, _device(members)))
+    with pytest.raises(ImageError, match=f"{STATE}: not a valid safetensors file: .*{why}"):
+        img.tensors(STATE)

@@ -87,7 +87,7 @@ def test_tilized_parameters_decode_to_the_device_values(monkeypatch):
     img, x, expected = _mlp_image(arch=pybuda.BackendDevice.Wormhole_B0)
     monkeypatch.delenv("PYBUDA_AMP_LIGHT")          # the image keeps its own numerics
     (sub,) = img.model()["subgraphs"]
-    stored = read_safetensors(img.member(sub["params"]))
+    stored = img.tensors(sub["params"])
     originals = read_safetensors(_mlp_image.compiled.subgraphs[0][0].files.params)
     formats = {name: entry.get("data_format") for name, entry in sub["tensors"].items()}
     assert set(formats.values()) >= {"Bfp8"}, formats
