@@ -19,7 +19,9 @@ from buda_runtime_sim.verify import pcc
 from tvm_buda.training.frameworks import import_torch_for_training
 from tvm_buda.training.trainable import TrainableModel
 
-
+# The inputs below are drawn at import time: seed them, so they do not depend on which test files
+# ran first (an unlucky draw put several clip inputs next to its bounds, PCC 0.9888).
+torch.manual_seed(0)
 
 
 def r(*shape):
