@@ -41,15 +41,18 @@ def _row(t: Tensor) -> np.ndarray:
     return t.padded[0, :1] if t.shape in ((), (1,)) else t.padded[0]
 
 
-def multiply_with_fidelity(x: np.ndarray, y: np.ndarray, numerics) -> np.ndarray:
-    """The FPU multiply: operands split into fidelity phases (see fidelity.py)."""
+def multiply_with_fidelity(x: np.ndarray, y: np.ndarray, numerics, x_format=None, y_format=None) -> np.ndarray:
+    """The FPU multiply: operands split into fidelity phases (see fidelity.py). Formats the
+    operands are known to be held in let the split skip masks that cannot change them."""
     x, y = np.broadcast_arrays(np.asarray(x, np.float32), np.asarray(y, np.float32))
-    return fidelity_multiply(x, y, numerics.math_fidelity)
+    return fidelity_multiply(x, y, numerics.math_fidelity, a_format=x_format, b_format=y_format)
 
 
 @kernel("Multiply")
 def multiply(inputs, attrs, numerics):
-    return binary(inputs[0], inputs[1], lambda x, y: multiply_with_fidelity(x, y, numerics), numerics, keeps_zero=True)
+    a, b = inputs[0], inputs[1]
+    return binary(a, b, lambda x, y: multiply_with_fidelity(x, y, numerics, a.data_format, b.data_format),
+                  numerics, keeps_zero=True)
 
 
 @kernel("Divide")
@@ -57,7 +60,7 @@ def divide(inputs, attrs, numerics):
     """a / b as the hardware does it: a times the SFPU reciprocal of b."""
 
     def fn(x, y):
-        return multiply_with_fidelity(x, np.reciprocal(np.asarray(y, np.float32)), numerics)
+        return multiply_with_fidelity(x, np.reciprocal(np.asarray(y, np.float32)), numerics, inputs[0].data_format)
 
     return binary(inputs[0], inputs[1], fn, numerics, keeps_zero=False)
 

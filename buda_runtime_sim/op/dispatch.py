@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import weakref
 from typing import NamedTuple
 
@@ -96,33 +97,55 @@ def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) ->
     if isinstance(x, Parameter):
         return x.device_tensor(weight_df, layout)
     if isinstance(x, Constant):
-        if layout is not None:
-            return _laid_out_constant(x.value, weight_df, layout)
-        return Tensor.from_array(x.value, weight_df)
+        return _laid_out_constant(x.value, weight_df, layout)
     if x is None:
         raise TypeError(f"{op_type} {name!r}: operand {index} is None")
+    if type(x) is float or type(x) is int:
+        return _scalar(x, numerics.output_df)
     try:
         return Tensor.from_array(x, numerics.output_df)
     except Exception as exc:  # noqa: BLE001 - say which operand was bad
         raise TypeError(f"{op_type} {name!r}: operand {index} of type {type(x).__name__} is not a tensor") from exc
 
 
-# id(constant value) -> (weakref, {(format, layout): device tensor}): a constant held in another
-# layout (a TFLite/ONNX conv kernel) is converted once, like a parameter.
+# (type, value, format) -> device tensor of a Python scalar operand (`Multiply(x, 0.5)`): the
+# same few scalars come back every run, so each is converted once (bounded: cleared when full).
+_SCALARS: dict[tuple, Tensor] = {}
+_SCALARS_MAX = 4096
+
+
+def _scalar(x, data_format) -> Tensor:
+    key = (type(x), x, math.copysign(1.0, x), data_format)   # the sign keeps -0.0 apart from 0.0
+    tensor = _SCALARS.get(key)
+    if tensor is None:
+        if len(_SCALARS) >= _SCALARS_MAX:
+            _SCALARS.clear()
+        tensor = Tensor.from_array(x, data_format)
+        tensor.padded.flags.writeable = False
+        _SCALARS[key] = tensor
+    return tensor
+
+
+# id(constant value) -> (weakref, {(format, layout): device tensor}): a constant (held in its own
+# shape, or in another layout such as a TFLite/ONNX conv kernel) is converted once, like a parameter.
 _LAID_OUT: dict[int, tuple] = {}
 
 
 def _laid_out_constant(value, data_format, layout) -> Tensor:
+    def convert():
+        array = np.asarray(value)
+        return Tensor.from_array(array if layout is None else layout(array), data_format)
+
     entry = _LAID_OUT.get(id(value))
     if entry is None or entry[0]() is not value:
         try:
             ref = weakref.ref(value, lambda _, key=id(value): _LAID_OUT.pop(key, None))
         except TypeError:  # not weak-referenceable: convert every call
-            return Tensor.from_array(layout(np.asarray(value)), data_format)
+            return convert()
         entry = _LAID_OUT[id(value)] = (ref, {})
     key = (data_format, layout)
     if key not in entry[1]:
-        tensor = Tensor.from_array(layout(np.asarray(value)), data_format)
+        tensor = convert()
         tensor.padded.flags.writeable = False
         entry[1][key] = tensor
     return entry[1][key]
