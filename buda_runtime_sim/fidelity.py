@@ -186,10 +186,21 @@ def _gemm(x, y, out=None):
 
     x = x if isinstance(x, torch.Tensor) else _torch_view(x)
     y = y if isinstance(y, torch.Tensor) else _torch_view(y)
+    # Accumulating GEMMs add into `out` in BLAS (addmm/baddbmm): a separate add of a fresh product
+    # costs a pass over the result and, with torch's thread pool, more than the GEMM itself.
+    if y.ndim == 2 and x.ndim > 2 and x.is_contiguous():   # batch dims only on x: one 2-D GEMM
+        flat = x.reshape(-1, x.shape[-1])
+        if out is None:
+            return torch.mm(flat, y).reshape(x.shape[:-1] + (y.shape[-1],))
+        out.view(-1, y.shape[-1]).addmm_(flat, y)
+        return out
     if out is None:
         return torch.matmul(x, y)
     if out.ndim == x.ndim == y.ndim == 2:
         return out.addmm_(x, y)
+    if x.ndim == y.ndim and x.shape[:-2] == y.shape[:-2] and out.is_contiguous():   # attention: batched GEMMs
+        out.view(-1, *out.shape[-2:]).baddbmm_(x.reshape(-1, *x.shape[-2:]), y.reshape(-1, *y.shape[-2:]))
+        return out
     return out.add_(torch.matmul(x, y))
 
 
