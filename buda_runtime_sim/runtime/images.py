@@ -280,7 +280,11 @@ def target_for(name: str, arch: BackendDevice, devtype: BackendType, chip_ids=(0
 def compile_to_image(device, img_path=None, training: bool = False, sample_inputs=(), sample_targets=()):
     """TTDevice.compile_to_image: compile the device's module for `sample_inputs` and save a TTI."""
     if training:
-        raise NotImplementedError("compile_to_image(training=True): training images are not supported; use training=False")
+        raise NotImplementedError(
+            "compile_to_image(training=True): training images are not supported (an image holds a compiled "
+            "inference model: no backward graph, loss or optimizer state). Train in a process that compiles the "
+            "model (pybuda.initialize_pipeline(training=True) / run_training), then save the trained model with "
+            "compile_to_image(training=False)")
     if len(device.modules) != 1:
         raise ValueError(f"{device.name}: compile_to_image needs exactly one module placed on the device "
                          f"(found {len(device.modules)}); merge several images with pybuda.tools.tti_merge")

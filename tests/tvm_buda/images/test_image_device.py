@@ -124,3 +124,13 @@ def test_an_image_is_saved_even_when_the_perf_model_fails(monkeypatch):
         img, x, expected = _mlp_image()
     assert img.device["models"][0]["estimated_samples_per_second"] is None
     assert torch.equal(img.load_model().run(x), expected)
+
+
+def test_training_images_are_a_clear_error():
+    module = pybuda.PyTorchModule("mlp", mlp())
+    tt0 = pybuda.TTDevice("tt0", module=module)
+    try:
+        with pytest.raises(NotImplementedError, match=r"training images are not supported .*compile_to_image\(training=False\)"):
+            tt0.compile_to_image(img_path="device_images/train.tti", training=True, sample_inputs=(torch.randn(8, 64),))
+    finally:
+        pybuda.shutdown()
