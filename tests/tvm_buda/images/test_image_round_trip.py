@@ -142,7 +142,15 @@ def test_image_metadata_matches_the_compiled_models(saved):
     assert all(m in img.device["members"] for m in entry["members"])
 
 
-def test_a_loaded_image_runs_in_process_too(saved):
+def test_a_loaded_image_runs_in_process_too_and_starts_warm(saved):
     path, x, expected, _ = saved["bert"]
     compiled = pybuda.TTDeviceImage.load_from_disk(path).load_model()
+    params = [p for sub, _ in compiled.subgraphs for p in sub.module.get_parameters()]
+
+    def device_state():
+        return sum(len(p.consteval) + len(p._device_copies) for p in params)
+
+    restored = device_state()
+    assert restored > 0 and any(p.consteval for p in params)
     assert torch.equal(compiled.run(torch.from_numpy(x)), torch.from_numpy(expected))
+    assert device_state() == restored, "the first run from an image computed device state the image carries"
