@@ -19,6 +19,7 @@ members do not match the checksums in device.json is refused before anything is 
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import shutil
@@ -57,6 +58,11 @@ def _hook(name: str):
 
 def tool_versions() -> dict[str, str]:
     """Versions an image must match to load: its host library links against TVM, its modules against tvm-buda."""
+    return dict(_installed_versions())
+
+
+@functools.cache
+def _installed_versions() -> dict[str, str]:   # package metadata is parsed once per process
     out = {}
     for dist in _VERSIONED:
         try:
@@ -139,6 +145,13 @@ class TTDeviceImage:
         if name in self._buffers:
             return self._buffers[name].tobytes()
         return self.member(name)
+
+    def holds_tensors(self, name: str) -> bool:
+        return name in self._buffers
+
+    def release_tensors(self, name: str) -> None:
+        """Free a tensor member whose contents were copied elsewhere (device state once restored)."""
+        self._buffers.pop(name, None)
 
     def tensors(self, name: str) -> dict:
         """The arrays of a tensor member (safetensors), as views of the checked bytes (no copy)."""

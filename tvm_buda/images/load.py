@@ -50,12 +50,14 @@ def load_model(image, entry: dict):
             raise ImageError(f"{image.path}: {sg['params']}: {exc}") from None
         sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"],
                              preloaded=values)
-        if sg.get("state"):   # images written before device state had none: their first run computes it
+        # restored once (the arrays are copied out, the buffer freed); a model loaded again from the
+        # same image, like an image without state, computes it in its first run
+        if sg.get("state") and image.holds_tensors(sg["state"]):
             try:
-                image_state.restore(sub.module, numerics, image.tensors(sg["state"]),
-                                    sg.get("state_entries", {}))
+                image_state.restore(sub.module, numerics, image.tensors(sg["state"]), sg.get("state_entries", {}))
             except (KeyError, TypeError, ValueError) as exc:
                 raise ImageError(f"{image.path}: {sg['state']}: {exc}") from None
+            image.release_tensors(sg["state"])
         subgraphs.append((sub, read_graph(files)))
     weights = dict(image.tensors(entry["host_weights"]))
     for source, (index, local) in module_weight_sources(subgraphs).items():
