@@ -13,13 +13,15 @@ from .registry import kernel
 _ZERO = np.zeros(1, np.float32)
 
 
-def unary(a: Tensor, fn, numerics) -> Tensor:
+def unary(a: Tensor, fn, numerics, selects: bool = False) -> Tensor:
+    """selects: every output value is an input value or zero (relu), so an output format that holds
+    the input's format exactly needs no rounding pass."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = np.asarray(fn(a.padded), dtype=np.float32)
         keeps_zero = np.all(np.asarray(fn(_ZERO)) == 0)
     if not keeps_zero:
         out = zero_padding(out if out is not a.padded else out.copy(), a.shape)
-    return Tensor.from_padded(out, a.shape, numerics.output_df)
+    return Tensor.from_padded(out, a.shape, numerics.output_df, held_in=a.data_format if selects else None)
 
 
 def _torch(fn):
@@ -61,8 +63,8 @@ def relu(inputs, attrs, numerics):
     """mode "min": x where x > threshold, else 0; mode "max": x where x < threshold, else 0."""
     threshold = np.float32(attrs.get("threshold", 0.0))
     if attrs.get("mode", "min") == "min":
-        return unary(inputs[0], lambda x: np.where(x > threshold, x, np.float32(0)), numerics)
-    return unary(inputs[0], lambda x: np.where(x < threshold, x, np.float32(0)), numerics)
+        return unary(inputs[0], lambda x: np.where(x > threshold, x, np.float32(0)), numerics, selects=True)
+    return unary(inputs[0], lambda x: np.where(x < threshold, x, np.float32(0)), numerics, selects=True)
 
 
 @kernel("LeakyRelu")
