@@ -11,12 +11,16 @@ from tvm import relax
 from .channels_last_convs import ConvsChannelsLast
 from .collapse_sum_as_sum import CollapseSumAsSum
 from .decompose_elementwise import DecomposeElementwise
+from .decompose_norms import DecomposeNorms
 from .decompose_shapes import DecomposeStackAndAdaptivePool
 from .dropout_as_identity import DropoutAsIdentity
 from .fill_constants import FillConstants
 from .fold_batch_norm import FoldBatchNormIntoConv
 from .fold_constant import FoldConstants
+from .gather_as_slices import GatherAsSlices
 from .one_d_as_two_d import ConvPool1DAs2D
+from .pads_per_axis import PadsPerAxis
+from .three_d_as_two_d import ThreeDAs2D
 from .divide_by_constant import DivideByConstantAsMultiply
 from .fold_constant_layouts import FoldConstantLayouts
 from .guard_take import GuardTakeIndices
@@ -78,6 +82,9 @@ def buda_pass_pipeline(weights: dict | None = None, baked: set | None = None) ->
             NamedPass("fold_constant", FoldConstants,
                       "compute what depends only on constants at compile time (TVM's FoldConstant, "
                       "without lowering every op to find the foldable ones)"),
+            NamedPass("gather_as_slices", GatherAsSlices,
+                      "take with constant indices (PyTorch's reflect/replicate pads) as slices + concat; "
+                      "after fold_constant, which makes the index a constant"),
             NamedPass("eliminate_common_subexpr", relax.transform.EliminateCommonSubexpr,
                       "importers repeat subexpressions (x - mean twice in a layer norm); patterns want one"),
             NamedPass("divide_by_constant_as_multiply", DivideByConstantAsMultiply,
@@ -93,6 +100,8 @@ def buda_pass_pipeline(weights: dict | None = None, baked: set | None = None) ->
                       "mean/subtract/square/mean/rsqrt/scale/shift is one Layernorm"),
             NamedPass("reconstruct_softmax", ReconstructSoftmax, "exp / sum(exp) is one Softmax"),
             # decompose what the device lacks into what it has
+            NamedPass("decompose_norms", DecomposeNorms,
+                      "instance and group norm as mean/variance reductions and elementwise ops; tile as concat"),
             NamedPass("decompose_elementwise", DecomposeElementwise, "rsqrt, negative, square, silu via device ops"),
             NamedPass("decompose_stack_and_adaptive_pool", DecomposeStackAndAdaptivePool,
                       "stack as concat, adaptive average pooling as mean or avg_pool2d"),
@@ -100,6 +109,10 @@ def buda_pass_pipeline(weights: dict | None = None, baked: set | None = None) ->
                       "autodiff's gradient of a broadcast (collapse_sum_to) as sum + reshape"),
             NamedPass("conv_pool_1d_as_2d", ConvPool1DAs2D,
                       "1-D conv and pools as the device's 2-D ones over a height of 1 (as PyBuda did)"),
+            NamedPass("three_d_as_two_d", ThreeDAs2D,
+                      "3-D conv as 2-D convs summed over kernel depth, 3-D pools as a 2-D pool then a depth pool"),
+            NamedPass("pads_per_axis", PadsPerAxis,
+                      "pads of more than the last two dims (3-D pads) as one device pad per axis"),
             NamedPass("split_as_slices", SplitAsSlices, "split returns a tuple; its parts are strided slices"),
             NamedPass("split_multi_axis_ops", SplitMultiAxisOps,
                       "device reductions and slices take one axis at a time"),

@@ -41,3 +41,15 @@ def test_broadcast_of_a_variable_is_left():
             return y
 
     tvm.ir.assert_structural_equal(FillConstants()(Module), Module)
+
+
+def test_arange_of_literals_is_filled():
+    bb = relax.BlockBuilder()
+    with bb.function("main", []):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.arange(-2, 8, 3, dtype="int64"))
+        bb.emit_func_output(out)
+    after = FillConstants()(bb.get())
+    filled = after["main"].body.blocks[0].bindings[0].value
+    assert isinstance(filled, tvm.ir.Constant)
+    np.testing.assert_array_equal(filled.value.numpy(), np.arange(-2, 8, 3, dtype=np.int64))
