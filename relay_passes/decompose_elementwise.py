@@ -1,6 +1,7 @@
 """DecomposeElementwise: elementwise ops the device has no kernel for, in terms of ones it has.
 
-rsqrt(x) -> 1 / sqrt(x);  negative(x) -> x * -1;  square(x) -> x * x;  silu(x) -> x * sigmoid(x).
+rsqrt(x) -> 1 / sqrt(x);  negative(x) -> x * -1;  square(x) -> x * x;  silu(x) -> x * sigmoid(x);
+sign(x) -> float(x > 0) - float(x < 0) (LPPool's |x|^p keeps the sign through it).
 Runs after the reconstruction passes, which read rsqrt and negative in their TFLite forms.
 """
 
@@ -15,6 +16,8 @@ DECOMPOSITIONS = {
     "relax.negative": lambda x: relax.op.multiply(x, scalar_like(-1.0, x)),
     "relax.square": lambda x: relax.op.multiply(x, x),
     "relax.nn.silu": lambda x: relax.op.multiply(x, relax.op.sigmoid(x)),
+    "relax.sign": lambda x: relax.op.subtract(relax.op.astype(relax.op.greater(x, scalar_like(0.0, x)), x.ty.dtype),
+                                              relax.op.astype(relax.op.less(x, scalar_like(0.0, x)), x.ty.dtype)),
 }
 
 

@@ -2,9 +2,12 @@
 
 stack((a, b), axis) -> concat((expand_dims(a, axis), expand_dims(b, axis)), axis).
 adaptive_avg_pool2d to 1x1 (global average pooling) -> mean over H and W; to an output that
-divides the input -> avg_pool2d with kernel = stride = input / output.
+divides the input -> avg_pool2d with kernel = stride = input / output; to any other output (NCHW)
+-> a matmul per resized axis with its averaging matrix (row o averages inputs floor(o*I/O) to
+ceil((o+1)*I/O), PyTorch's windows), H moved last and back by a transpose.
 """
 
+import numpy as np
 from tvm import relax
 from tvm.relax.dpl import is_op, rewrite_call, wildcard
 from tvm.relax.transform import function_pass
@@ -45,6 +48,28 @@ def _adaptive_pool(call: relax.Call, x) -> relax.Expr | None:
     if spatial_out == [1, 1]:
         return relax.op.mean(x, axis=[h, h + 1], keepdims=True)
     if any(i % o for i, o in zip(spatial_in, spatial_out)):
-        return None
+        return _averaging_matmuls(x, spatial_in, spatial_out, str(x.ty.dtype)) if a.layout == "NCHW" else None
     window = [i // o for i, o in zip(spatial_in, spatial_out)]
     return relax.op.nn.avg_pool2d(x, window, strides=window, layout=a.layout, out_layout=a.layout)
+
+
+def _averaging_matrix(size_in: int, size_out: int) -> np.ndarray:
+    """(size_in, size_out): column o averages PyTorch's adaptive window o."""
+    o = np.arange(size_out)
+    start, end = (o * size_in) // size_out, -((-(o + 1) * size_in) // size_out)
+    i = np.arange(size_in)[:, None]
+    inside = (i >= start) & (i < end)
+    return inside / (end - start)
+
+
+def _averaging_matmuls(x, spatial_in: list[int], spatial_out: list[int], dtype: str) -> relax.Expr:
+    ndim = len(static_shape(x))
+    swap = list(range(ndim - 2)) + [ndim - 1, ndim - 2]
+    (h_in, w_in), (h_out, w_out) = spatial_in, spatial_out
+    if w_in != w_out:
+        x = relax.op.matmul(x, relax.const(_averaging_matrix(w_in, w_out).astype(dtype)))
+    if h_in != h_out:
+        x = relax.op.permute_dims(x, swap)
+        x = relax.op.matmul(x, relax.const(_averaging_matrix(h_in, h_out).astype(dtype)))
+        x = relax.op.permute_dims(x, swap)
+    return x

@@ -2,8 +2,8 @@
 
 The device has 2-D convolution and pooling (PyBuda lowered Conv1d the same way). `conv1d(x, w)`
 becomes conv2d over x and w reshaped to a height of 1, reshaped back, with strides, dilation and
-padding applied along the width only; max/avg_pool1d likewise. Reshapes, not expand_dims/squeeze:
-the channels-last pass (ConvertLayout) carries reshapes across layouts. Only the NCW / OIW layouts
+padding applied along the width only; conv1d_transpose and max/avg_pool1d likewise. Reshapes, not expand_dims/squeeze:
+the channels-last pass (ConvertLayout) carries reshapes across layouts. Only the NCW / OIW (IOW) layouts
 the importers emit, with static shapes, are rewritten.
 """
 
@@ -51,6 +51,20 @@ def _conv(call: relax.Call) -> relax.Expr | None:
     return _back(out, call)
 
 
+def _conv_transpose(call: relax.Call) -> relax.Expr | None:
+    a = call.attrs
+    if (str(a.data_layout), str(a.kernel_layout), str(a.out_layout)) != ("NCW", "IOW", "NCW"):
+        return None
+    if any(_static(e) is None for e in (call, *call.args)):
+        return None
+    left, right = _ints(a.padding)
+    out = relax.op.nn.conv2d_transpose(
+        _height_one(call.args[0]), _height_one(call.args[1]), strides=(1, _ints(a.strides)[0]),
+        padding=(0, left, 0, right), output_padding=(0, _ints(a.output_padding)[0]),
+        dilation=(1, _ints(a.dilation)[0]), groups=int(a.groups), out_dtype=_out_dtype(a.out_dtype))
+    return _back(out, call)
+
+
 def _pool(make):
     def rewrite(call: relax.Call) -> relax.Expr | None:
         a = call.attrs
@@ -68,6 +82,7 @@ def _pool(make):
 
 _REWRITES = {
     "relax.nn.conv1d": _conv,
+    "relax.nn.conv1d_transpose": _conv_transpose,
     "relax.nn.max_pool1d": _pool(relax.op.nn.max_pool2d),
     "relax.nn.avg_pool1d": _pool(relax.op.nn.avg_pool2d),
 }

@@ -2,7 +2,8 @@
 
 PyBuda's reductions and Index take one dimension. mean(x, [2, 3]) becomes mean(mean(x, 3), 2)
 (exact: every inner mean covers the same count), a reduction over all axes becomes one per axis,
-and keepdims=False is a final reshape. strided_slice gets one call per axis, with its strides
+and keepdims=False is a final reshape. A reduction over all axes of a 1-d tensor names its axis;
+of a 0-d tensor it is the identity. strided_slice gets one call per axis, with its strides
 written out (the partition pattern expects all five arguments).
 """
 
@@ -42,9 +43,11 @@ class SplitMultiAxisOps:
 def _split_reduction(call: relax.Call, x) -> relax.Expr | None:
     ndim = x.ty.ndim
     axes = list(range(ndim)) if call.attrs.axis is None else sorted({int(a) % ndim for a in call.attrs.axis})
-    if len(axes) == 1 or ndim == 0:
-        return None
     reduce = REDUCTIONS[call.op.name]
+    if ndim == 0:
+        return x  # a reduction of a 0-d tensor is that tensor
+    if len(axes) == 1:  # axis=None over a 1-d tensor: the device wants the axis named
+        return None if call.attrs.axis is not None else reduce(x, axis=axes, keepdims=bool(call.attrs.keepdims))
     out = x
     for axis in reversed(axes):
         out = reduce(out, axis=[axis], keepdims=True)

@@ -51,3 +51,20 @@ class IntegerNegative:
 
 def test_integer_ops_are_left_for_the_host():
     tvm.ir.assert_structural_equal(DecomposeElementwise()(IntegerNegative), IntegerNegative)
+
+
+def test_sign_is_two_comparisons():
+    import numpy as np
+    from tvm import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((7,), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.sign(x))
+        bb.emit_func_output(out)
+    after = DecomposeElementwise()(bb.get())
+    assert "R.sign" not in after.script()
+    values = np.array([-2.5, -0.0, 0.0, 1e-30, 3.0, -1e-30, 7.0], np.float32)
+    vm = relax.VirtualMachine(tvm.compile(after, target="llvm"), tvm.cpu())
+    np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(values)).numpy(), np.sign(values))

@@ -37,3 +37,26 @@ class Expected:
 
 def test_stack_and_adaptive_pools_are_decomposed():
     tvm.ir.assert_structural_equal(DecomposeStackAndAdaptivePool()(Before), Expected)
+
+
+def test_adaptive_pool_to_sizes_that_do_not_divide_is_averaging_matmuls():
+    import numpy as np
+    import torch
+    from tvm import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((2, 3, 5, 7), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(relax.op.nn.adaptive_avg_pool2d(x, (3, 4)))
+            b = bb.emit(relax.op.nn.adaptive_avg_pool2d(x, (5, 3)))
+            out = bb.emit_output(relax.Tuple([a, b]))
+        bb.emit_func_output(out)
+    after = DecomposeStackAndAdaptivePool()(bb.get())
+    assert "adaptive_avg_pool2d" not in after.script() and "R.matmul" in after.script()
+    values = np.random.default_rng(0).standard_normal((2, 3, 5, 7)).astype(np.float32)
+    vm = relax.VirtualMachine(tvm.compile(after, target="llvm"), tvm.cpu())
+    got = [t.numpy() for t in vm["main"](tvm.runtime.tensor(values))]
+    for out, size in zip(got, ((3, 4), (5, 3))):
+        want = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(values), size).numpy()
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)

@@ -47,6 +47,25 @@ def test_one_d_ops_become_two_d_with_the_same_result():
         np.testing.assert_array_equal(got, want)
 
 
+def test_conv1d_transpose_becomes_conv2d_transpose_with_the_same_result():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((2, 4, 9), "float32"))
+    w = relax.Var("w", relax.TensorType((4, 3, 3), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.nn.conv1d_transpose(x, w, strides=2, padding=(1, 2), output_padding=1,
+                                                              dilation=1, groups=2))
+        bb.emit_func_output(out)
+    before = bb.get()
+    after = ConvPool1DAs2D()(before)
+    assert "relax.nn.conv2d_transpose" in _ops(after) and "relax.nn.conv1d_transpose" not in _ops(after)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 4, 9)).astype(np.float32), rng.standard_normal((4, 3, 3)).astype(np.float32)
+    vm = [relax.VirtualMachine(tvm.compile(m, target="llvm"), tvm.cpu()) for m in (after, before)]
+    got, want = (v["main"](tvm.runtime.tensor(x), tvm.runtime.tensor(w)).numpy() for v in vm)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_conv1d_and_pool1d_run_on_the_device():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 3, padding=1), torch.nn.MaxPool1d(2)).eval()

@@ -58,3 +58,29 @@ def test_split_ops_compute_the_same_values():
 
     for after, before in zip(run(SplitMultiAxisOps()(Before)), run(Before)):
         np.testing.assert_allclose(after, before, rtol=1e-6)
+
+
+@I.ir_module
+class WholeTensor:
+    @R.function
+    def main(v: R.Tensor((6,), "float32"), s: R.Tensor((), "float32")):
+        with R.dataflow():
+            m = R.mean(v)
+            t = R.sum(s)
+            R.output(m, t)
+        return m, t
+
+
+@I.ir_module
+class WholeTensorExpected:
+    @R.function
+    def main(v: R.Tensor((6,), "float32"), s: R.Tensor((), "float32")):
+        with R.dataflow():
+            m = R.mean(v, axis=[0], keepdims=False)
+            R.output(m)
+        return m, s
+
+
+def test_reducing_every_axis_of_1d_names_the_axis_and_of_0d_is_identity():
+    after = relax.transform.CanonicalizeBindings()(SplitMultiAxisOps()(WholeTensor))
+    tvm.ir.assert_structural_equal(after, relax.transform.CanonicalizeBindings()(WholeTensorExpected))
