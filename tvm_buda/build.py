@@ -12,11 +12,14 @@ from .frontends.imported import ImportedModel, TensorSpec, to_numpy
 from .target import PIPELINE_NAME, TARGET_TAG
 
 
-def build_imported(imported: ImportedModel, config: CompilerConfig) -> CompiledModel:
+def build_imported(imported: ImportedModel, config: CompilerConfig, fold_weights: bool = True) -> CompiledModel:
+    """fold_weights=False: no graph pass may bake a weight's value into a constant (training builds,
+    whose weights change every step)."""
     from .reports import writer
 
     recorder = writer.new_recorder() if writer.enabled(config) else None
-    state = BuildState(config, imported.name, imported.params, imported.framework, links_vm=True, recorder=recorder)
+    state = BuildState(config, imported.name, imported.params, imported.framework, links_vm=True, recorder=recorder,
+                       fold_weights=fold_weights)
     with active_build(state):
         try:
             executable = tvm.compile(imported.mod, target=TARGET_TAG, relax_pipeline=PIPELINE_NAME)

@@ -27,6 +27,7 @@ class BuildState:
     framework: str = "relax"
     links_vm: bool = False   # tvm_buda makes the VM itself, so subgraph symbols need no lasting registration
     recorder: object = None  # reports.PassRecorder when a Reportify report is wanted
+    fold_weights: bool = True  # graph passes may bake weight values into constants (not when training)
     # Filled in by the pipeline:
     partitioned: object = None                       # IRModule after partitioning (for reports)
     subgraphs: list = field(default_factory=list)    # (DeviceSubgraph, ModuleGraph), in call order

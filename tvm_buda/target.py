@@ -27,7 +27,7 @@ def buda_pipeline():
     def _pipeline(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
         state = current_build()
         stage("graph passes")
-        passes = buda_pass_pipeline(state.params, state.baked_weights)
+        passes = buda_pass_pipeline(state.params if state.fold_weights else None, state.baked_weights)
         recorder = state.recorder
         if recorder is not None:
             recorder.initial(mod)

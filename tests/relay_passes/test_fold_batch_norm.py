@@ -115,3 +115,15 @@ def test_updating_a_folded_weight_is_refused():
     compiled = tvm_buda.compile_model(model, (x,), name="conv_bn_update")
     with pytest.raises(ValueError, match=r"p_b1_weight.*folded into constants.*compile the model again"):
         compiled.update_parameters({"p_b1_weight": np.ones(8, np.float32)})
+
+
+def test_training_builds_keep_weights_as_parameters():
+    """Training updates weights every step: its builds (fold_weights=False) never bake them in."""
+    from tvm_buda.build import build_imported
+    from tvm_buda.compiled_model import resolve_config
+
+    imported = _imported(ConvBnBlock())
+    compiled = build_imported(imported, resolve_config(None), fold_weights=False)
+    assert compiled.summary.baked_weights == []
+    assert "multiply" in compiled.device_ops()
+    compiled.update_parameters({"p_b1_weight": np.ones(8, np.float32)})   # accepted

@@ -46,8 +46,8 @@ class TrainableModel:
                       for p in main.params[:n_bwd_inputs]]
         bwd = ImportedModel(f"{imported.name}_bwd", "relax", graphs.backward,
                             {p.name: self.params[p.name] for p in main.params[n_bwd_inputs:]}, bwd_inputs, "tuple")
-        self.forward_model = build_imported(fwd, config)
-        self.backward_model = build_imported(bwd, config)
+        self.forward_model = build_imported(fwd, config, fold_weights=False)   # weights change every step
+        self.backward_model = build_imported(bwd, config, fold_weights=False)
         self.output_specs = bwd_inputs[:self.num_outputs]
 
     def forward(self, *inputs) -> tuple[list[np.ndarray], list[np.ndarray]]:
