@@ -20,6 +20,14 @@ PCIE_H2D_BYTES_PER_S = 24 * GB
 PCIE_D2H_BYTES_PER_S = 11 * GB
 DRAM_EFFICIENCY = 0.92          # fraction of peak DRAM bandwidth reachable in practice
 NOC_BYTES_PER_CYCLE = 32        # one NoC link, per core per cycle
+# Worker rows the compiler places ops on, per arch (None: every unharvested row). Wormhole_B0: 8,
+# an 8x8 op grid even on a one-row-harvested n150 (9x8 workers in tt-budabackend's
+# device/legacy/device/wormhole_b0_80_h1.yaml). Evidence: no epoch of the five Wormhole_B0
+# netlists in spec/perf_data/netlist_summary.md (BERT-Large, ResNet-50, MobileNetV2/V3, UNet;
+# 108 epochs) occupies more than 64 cores (median 59-62), while the Grayskull ones reach the full
+# 120. (Published peaks do not settle it: n150's fp8 262 TFLOPS is 64 cores' worth, its
+# bfp8 148 / fp16 74 are 72 cores'; peak_tflops keeps every worker core.)
+OP_GRID_ROWS = {BackendDevice.Wormhole_B0: 8}
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,16 @@ class Board:
     @property
     def cores(self) -> int:
         return self.chips * self.cores_per_chip
+
+    @property
+    def op_grid_rows(self) -> int:
+        """Worker rows ops are placed on (OP_GRID_ROWS): the placer's grid, not the chip's."""
+        return min(self.grid_rows, OP_GRID_ROWS.get(self.arch, self.grid_rows))
+
+    @property
+    def op_cores(self) -> int:
+        """Cores ops are placed on, all chips together: the denominator of utilisation."""
+        return self.chips * self.op_grid_rows * self.grid_cols
 
     @property
     def dram_bytes_per_cycle(self) -> float:

@@ -42,7 +42,7 @@ def estimate(graph: OpGraph, config: PlacementConfig | None = None, microbatch: 
         runs=runs, ops=[_op_row(p, placed.get(p.name)) for p in prepared.ops], epochs=epoch_rows,
         transfers=transfers, graph_breaks=graph.graph_breaks, device_seconds=device_seconds,
         transfer_seconds=transfer_seconds, samples_per_second=microbatch / total if total else float("inf"),
-        math_utilisation=useful / (board.cores * device_cycles) if device_cycles else 0.0,
+        math_utilisation=useful / (board.op_cores * device_cycles) if device_cycles else 0.0,
         tflops=2 * macs / total / 1e12 if total else 0.0,
         chip_epochs=chip_epoch_rows(plan), ethernet=ethernet_rows(prepared, plan, board, runs),
         chip_weight_bytes=_chip_weight_bytes(prepared, placed))
@@ -73,7 +73,7 @@ def _op_row(p, placement) -> OpRow:
 
 def _epoch_row(e, board, microbatch: int, runs: int) -> EpochRow:
     seconds = e.total_cycles / board.clock_hz
-    busy = board.cores * e.total_cycles
+    busy = board.op_cores * e.total_cycles
     return EpochRow(e.index, e.subgraph, len(e.ops), e.chips, e.cores, e.slowest_op, e.slowest_op_cycles,
                     e.dram_cycles, e.stage_cycles, e.fill_cycles, e.prologue_cycles, e.switch_cycles,
                     e.total_cycles, seconds, microbatch / seconds, e.useful_math_cycles * runs / busy,

@@ -55,7 +55,7 @@ class _Cursor:
         if self.col + cols > self.board.grid_cols:            # next shelf
             self.shelf_row += self.shelf_height
             self.shelf_height, self.col = 0, 0
-        if self.shelf_row + rows > self.board.grid_rows:      # next chip, or next epoch
+        if self.shelf_row + rows > self.board.op_grid_rows:      # next chip, or next epoch
             self.next_chip()
         placement = Placement(name, self.epoch, self.chip, self.shelf_row, self.col, grid)
         self.col += cols
@@ -71,8 +71,8 @@ def place(ops: list[tuple[str, tuple[int, int], int]], board: Board, epoch_break
     placements = []
     previous_subgraph = None
     for name, grid, subgraph in ops:
-        if grid[0] > board.grid_rows or grid[1] > board.grid_cols:
-            raise ValueError(f"op {name!r}: grid {grid} does not fit the {board.grid_rows}x{board.grid_cols} core grid")
+        if grid[0] > board.op_grid_rows or grid[1] > board.grid_cols:
+            raise ValueError(f"op {name!r}: grid {grid} does not fit the {board.op_grid_rows}x{board.grid_cols} core grid")
         starts_epoch = subgraph != previous_subgraph or named(epoch_breaks, name)
         if starts_epoch and not cursor.empty:
             cursor.new_epoch()

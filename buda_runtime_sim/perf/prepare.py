@@ -73,7 +73,7 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
     weights = set(graph.weights)
     source: dict[str, str] = {}              # value name -> placed op producing it (through TMs)
     prepared = []
-    grid_r = np.arange(1, board.grid_rows + 1)[:, None]
+    grid_r = np.arange(1, board.op_grid_rows + 1)[:, None]
     grid_c = np.arange(1, board.grid_cols + 1)[None, :]
     uses: dict[str, int] = {}
     for op in graph.ops:
@@ -130,9 +130,9 @@ def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementCon
     override = lookup(config.op_sizes, name)
     if override is not None:
         r, c = override
-        if r > board.grid_rows or c > board.grid_cols:
+        if r > board.op_grid_rows or c > board.grid_cols:
             raise ValueError(f"override_op_size({name!r}, {(r, c)}) does not fit the {board.name} core grid "
-                             f"{board.grid_rows}x{board.grid_cols}")
+                             f"{board.op_grid_rows}x{board.grid_cols} (OP_GRID_ROWS)")
         return (grid_r == r) & (grid_c == c)
     max_r, max_c = geom.max_grid
     allowed = (grid_r <= max_r) & (grid_c <= max_c)

@@ -158,6 +158,8 @@ class PerfReport:
     def summary(self) -> str:
         b = self.board
         harvested = f", harvested rows {list(b.harvested_rows)}" if b.harvested_rows else ""
+        if b.op_grid_rows < b.grid_rows:
+            harvested += f", ops on {b.op_grid_rows}x{b.grid_cols}"
         lines = [
             f"{self.model} on {b.name} ({b.arch.value}, {b.chips}x {b.grid_rows}x{b.grid_cols} cores{harvested}, "
             f"{b.clock_hz / 1e9:g} GHz)",

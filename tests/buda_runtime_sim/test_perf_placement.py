@@ -38,6 +38,16 @@ def test_harvested_rows_shrink_the_grid():
     assert all(o.row + o.grid[0] <= 8 for o in report.ops if o.grid)
 
 
+def test_wormhole_ops_are_placed_on_an_8x8_grid_of_the_9x8_workers():
+    board = get_board("wh_n150")
+    assert board.grid_shape == (9, 8) and board.op_grid_rows == 8 and board.op_cores == 64
+    assert get_board("gs_e150").op_cores == 120 and get_board("wh_n300").op_cores == 128
+    report = estimate(mlp_graph(layers=8, rows=1024), PlacementConfig("wh_n150"))
+    assert all(o.row + o.grid[0] <= 8 for o in report.ops if o.grid)
+    with pytest.raises(ValueError, match="8x8"):
+        estimate(mlp_graph(), PlacementConfig("wh_n150", op_sizes={"mm0": (9, 1)}))
+
+
 @pytest.mark.parametrize("rows", [[0], [6], [12], [3, 3], list(range(1, 6)) + list(range(7, 12))])
 def test_only_rows_1_to_5_and_7_to_11_are_harvestable(rows):
     with pytest.raises(ValueError, match="harvest"):
