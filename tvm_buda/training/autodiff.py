@@ -171,11 +171,14 @@ def split_adjoint(adjoint: relax.Function, num_inputs: int, num_outputs: int):
 
 def _before_autodiff(main: relax.Function) -> relax.Function:
     """Rewrites that give ops without a registered gradient a form that has one: PyTorch's
-    x.max(dim) arrives as topk(k=1), whose values are a max reduction."""
+    x.max(dim) arrives as topk(k=1), whose values are a max reduction; TVM's conv2d gradient
+    takes NCHW data and OIHW kernels only, so TFLite's NHWC convolutions get transposes around
+    them (exact: layout changes move values, they do not round them)."""
     from relay_passes.top_one_as_max import TopOneAsMax
 
     mod = tvm.IRModule({"main": main})
-    mod = relax.transform.DeadCodeElimination()(TopOneAsMax()(mod))
+    mod = relax.transform.ConvertLayout({"relax.nn.conv2d": ["NCHW", "OIHW"]})(TopOneAsMax()(mod))
+    mod = relax.transform.DeadCodeElimination()(mod)
     return mod["main"]
 
 

@@ -2,8 +2,10 @@
 
 PyTorch: the exported program's signature maps each graph input to the torch parameter it holds
 (`p_a_b_weight` -> `a.b.weight`); the parameters with requires_grad=True train, and `write_back` copies trained values into the
-torch.nn.Module so `model.state_dict()` is the result. Other frameworks: every float weight the
-importer kept as a graph parameter trains; their models are not written back (yet).
+torch.nn.Module so `model.state_dict()` is the result. TensorFlow/Keras: the trainable variables,
+recovered from the TFLite import's constants (keras_weights), train and are assigned back. Other
+frameworks: every float weight the importer kept as a graph parameter trains; their models are
+not written back (yet).
 """
 
 from __future__ import annotations
@@ -30,15 +32,21 @@ def import_torch_for_training(torch_module, sample_inputs, name: str):
 
 def compile_for_training(module, sample_inputs, config, input_grad_count: int = 0) -> TrainableModel:
     """Import a framework module and compile its forward and backward for the device."""
+    write_back = None
     if module.framework == "pytorch":
         imported, names = import_torch_for_training(module.framework_module, sample_inputs, module.name)
+        write_back = lambda values: _write_torch(module.framework_module, names, values)  # noqa: E731
+    elif module.framework == "tensorflow" and hasattr(module.framework_module, "trainable_variables"):
+        from .keras_weights import import_tf_for_training
+
+        imported, names, write_back = import_tf_for_training(module.framework_module, sample_inputs, module.name,
+                                                             module.import_model)
     else:
         imported = module.import_model(sample_inputs, module.name)
         names = {k: k for k, v in imported.params.items() if np.asarray(v).dtype.kind == "f"}
     model = TrainableModel(imported, list(names), config, input_grad_count=input_grad_count)
     model.framework_names = names
-    if module.framework == "pytorch":
-        model.write_back = lambda values: _write_torch(module.framework_module, names, values)
+    model.write_back = write_back
     return model
 
 
