@@ -29,7 +29,6 @@ from buda_runtime_sim.dataformat import DataFormat, MathFidelity  # noqa: E402
 from buda_runtime_sim.perf import BOARDS, PlacementConfig, estimate  # noqa: E402
 from buda_runtime_sim.perf.costs import peak_tflops  # noqa: E402
 
-DATA_FORMAT, FIDELITY = DataFormat.Bfp8_b, MathFidelity.LoFi
 DEFAULT_BOARDS = ("gs_e150", "wh_n150")
 
 
@@ -68,26 +67,27 @@ WORKLOADS = (
 # 128 (MobileNetV1) or 256 (ResNet, MobileNetV2, ViT). Grayskull runs microbatch 64 with
 # --loop_count 1, which is one pass over the dataset's batches (benchmark/common/benchmark_run.py:
 # total_samples = loop_count x microbatch x batches), not one microbatch; Bfp8_b/LoFi for BERT and
-# ViT, HiFi3 for the MobileNets (model's default format), the model's defaults for ResNet (taken
-# as Bfp8_b/LoFi here).
+# ViT; ResNet and the MobileNets without -df (and ResNet without -mf), so benchmark.py's defaults
+# apply: -df Fp16_b, -mf HiFi3.
 _SOURCE = "tenstorrent/benchmarking README"
-LOFI, HIFI3 = MathFidelity.LoFi, MathFidelity.HiFi3
+BFP8_LOFI = (DataFormat.Bfp8_b, MathFidelity.LoFi)
+FP16_HIFI3 = (DataFormat.Float16_b, MathFidelity.HiFi3)
 REFERENCES: dict = {
-    ("bert", "gs_e150"): (99, 64, LOFI), ("bert", "wh_n150"): (118, 64, LOFI),
-    ("resnet", "gs_e150"): (1410, 64, LOFI), ("resnet", "wh_n150"): (2891, 256, LOFI),
-    ("mobilenetv1", "gs_e150"): (2924, 64, HIFI3), ("mobilenetv1", "wh_n150"): (3102, 128, LOFI),
-    ("mobilenetv2", "gs_e150"): (1491, 64, HIFI3), ("mobilenetv2", "wh_n150"): (2721, 256, LOFI),
-    ("vit", "gs_e150"): (363, 64, LOFI), ("vit", "wh_n150"): (540, 256, LOFI),
+    ("bert", "gs_e150"): (99, 64, BFP8_LOFI), ("bert", "wh_n150"): (118, 64, BFP8_LOFI),
+    ("resnet", "gs_e150"): (1410, 64, FP16_HIFI3), ("resnet", "wh_n150"): (2891, 256, BFP8_LOFI),
+    ("mobilenetv1", "gs_e150"): (2924, 64, FP16_HIFI3), ("mobilenetv1", "wh_n150"): (3102, 128, BFP8_LOFI),
+    ("mobilenetv2", "gs_e150"): (1491, 64, FP16_HIFI3), ("mobilenetv2", "wh_n150"): (2721, 256, BFP8_LOFI),
+    ("vit", "gs_e150"): (363, 64, BFP8_LOFI), ("vit", "wh_n150"): (540, 256, BFP8_LOFI),
 }
 
 
-DEFAULT_RUN = (None, 64, LOFI)   # boards without a published figure
+DEFAULT_RUN = (None, 64, BFP8_LOFI)   # boards without a published figure
 
 
-def trace(workload: Workload, fidelity: MathFidelity = FIDELITY):
+def trace(workload: Workload, numerics=BFP8_LOFI):
     with torch.device("meta"):
         model = workload.build().eval()
-    return op_graph_from_torch(model, [workload.sample_shape], workload.title, DATA_FORMAT, fidelity)
+    return op_graph_from_torch(model, [workload.sample_shape], workload.title, *numerics)
 
 
 def main(argv=None) -> int:
@@ -98,9 +98,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
     chosen = [w for w in WORKLOADS if not args.only or w.key in args.only]
-    print(f"Estimated throughput, {DATA_FORMAT.name}, each published run's microbatch and fidelity, per-sample "
+    print("Estimated throughput at each published run's microbatch, data format and fidelity, per-sample "
           "shapes streamed through each epoch (buda_runtime_sim.perf)\n")
-    header = (f"{'workload':<30} {'mb':>4} {'fid':<5} {'board':<8} {'samples/s':>11} {'epochs':>6} {'util':>6} "
+    header = (f"{'workload':<30} {'mb':>4} {'numerics':<15} {'board':<8} {'samples/s':>11} {'epochs':>6} {'util':>6} "
               f"{'TFLOPS':>7}  reference")
     print(header)
     print("-" * len(header))
@@ -109,15 +109,15 @@ def main(argv=None) -> int:
         started = time.perf_counter()
         graphs: dict = {}
         for board in args.boards:
-            published, microbatch, fidelity = REFERENCES.get((workload.key, board), DEFAULT_RUN)
-            if fidelity not in graphs:
-                graphs[fidelity] = trace(workload, fidelity)
-            report = estimate(graphs[fidelity], PlacementConfig(board), microbatch)
+            published, microbatch, numerics = REFERENCES.get((workload.key, board), DEFAULT_RUN)
+            if numerics not in graphs:
+                graphs[numerics] = trace(workload, numerics)
+            report = estimate(graphs[numerics], PlacementConfig(board), microbatch)
             ref_text = "no reference"
             if published:
                 ratios.append((board, report.samples_per_second / published))
                 ref_text = f"{published:,}  (ours {ratios[-1][1]:.2f}x)"
-            print(f"{workload.title:<30} {microbatch:>4} {fidelity.name:<5} {board:<8} "
+            print(f"{workload.title:<30} {microbatch:>4} {numerics[0].name + '/' + numerics[1].name:<15} {board:<8} "
                   f"{report.samples_per_second:>11,.1f} {len(report.epochs):>6} {100 * report.math_utilisation:>5.1f}% "
                   f"{report.tflops:>7.1f}  {ref_text}")
             if args.epochs:
