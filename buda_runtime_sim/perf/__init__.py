@@ -6,7 +6,9 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
 
 1. Boards (boards.py). gs_e75, gs_e150, wh_n150, wh_n300: arch, chips, a grid of worker cores
    (rows x columns), clock, L1, DRAM bandwidth. A chip has 10 worker rows at NoC rows 1-5 and
-   7-11; `harvested_rows` lists the fused-off ones (validated) and shrinks the grid.
+   7-11; `harvested_rows` lists the fused-off ones (validated) and shrinks the grid. Ops are
+   placed on at most OP_GRID_ROWS rows: 8 on Wormhole_B0 (an n150's 9x8 workers give an 8x8 op
+   grid, as every Wormhole netlist in spec/perf_data shows: at most 64 cores per epoch).
 
 2. Ops to tiles (costs.py). Only the last two dims are tiled (32x32). Each op becomes a
    Geometry: z slices, rt row tiles and ct column tiles of its work matrix, kt inner tiles (or
@@ -47,8 +49,8 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
 6. Overall (estimate.py). time = sum of epoch cycles / clock + host transfers, where every
    device program's inputs cross PCIe at 24 GB/s and its outputs come back at 11 GB/s, once
    per run; each graph break adds such a round trip. samples/s = microbatch / time. Math
-   utilisation = matrix-unit cycles the logical (unpadded) MACs need / (all cores x device
-   cycles).
+   utilisation = matrix-unit cycles the logical (unpadded) MACs need / (placeable cores x
+   device cycles).
 
 Left out: NoC congestion, hops and reblocking between mismatched grids, fork-join buffering,
 L1 capacity for activations, fused eltwise chains (PyBuda's fused_op), per-op start-up
@@ -56,6 +58,14 @@ inside an epoch (not in the measurements), host compute time. Chip-to-chip Ether
 crossing chips loads each link on its way; a link can be an epoch's slowest stage) and data
 parallel runs: chips.py, data_parallel.py, docs/scaling.md.
 benchmarks/perf_netlists.py puts our placements beside PyBuda's netlists (netlist_summary.md).
+
+Accuracy (benchmarks/perf_estimates.py, each published run at its own microbatch, format and
+fidelity): geometric-mean error 1.73x over 10 figures; Wormhole 1.36x (CNNs 0.87-1.02x, BERT-Large
+1.74x, ViT-Base 2.23x), Grayskull 2.20x (1.29x-4.40x), all over-estimates except ResNet-50 on
+Wormhole. The transformer gap is not in op cycles or balancing: PyBuda's own BERT-Large placement
+(bert_large_lofi_bfp8b_v2: 36 epochs, no listed op above ~108k cycles per input on Grayskull)
+priced with the same op formulas gives at least ~300 samples/s, 3x the published 99, so it lies in what the single-op measurements exclude (data
+movement between cores and DRAM, fork-join buffering, host time).
 """
 
 from .boards import BOARDS, HARVESTABLE_ROWS, Board, get_board
