@@ -3,8 +3,9 @@
     device.json                        device, versions, models (inputs/outputs, subgraphs), member checksums
     compile_and_runtime_config.json    compiler options and the resolved numerics of every model
     module_files/<model>/              generated PyBuda modules (.py) and their manifests (.json)
-    tensors/<model>/                   their parameters (safetensors; tiles in device layout on request)
-                                       and the host part's weights
+    tensors/<model>/                   their parameters (safetensors; tiles in device layout on request),
+                                       the host part's weights, and each module's device state (what a
+                                       first run computes from the weights: image_state.py)
     host/<model>.so                    the host part: the Relax VM executable exported by TVM
     backend_build_binaries/            the target device's descriptor (and the user's, if given)
     placement/<model>.json             the perf model's per-epoch placement and DRAM queues
@@ -106,7 +107,8 @@ class TTDeviceImage:
     @staticmethod
     def load_from_disk(img_path, max_member_bytes: int = MAX_MEMBER_BYTES,
                        max_total_bytes: int = MAX_TOTAL_BYTES) -> "TTDeviceImage":
-        """Check and unpack an image into a fresh folder (removed when the image is collected).
+        """Check and unpack an image into a fresh folder (removed when the image is collected);
+        tensor members are read into memory instead (see `tensors`).
         Raises ImageError naming the problem: not a zip, unsafe or unlisted members, checksums,
         versions. Executes nothing."""
         root, device, buffers = extract_archive(img_path, check_compatible, max_member_bytes, max_total_bytes)
