@@ -3,7 +3,8 @@
 The default run is a fixed subset, chosen to cover every cause fixed so far within the CI budget
 (~4 minutes on 2 cores): initializers listed as graph inputs (Linear, Conv, BatchNorm, PReLU,
 Embedding), the fused pattern read twice (addmm), NaN goldens, sequence models, 0-d losses and
-scalar activations, and one light CNN. `--conformance-all` (or TVM_BUDA_CONFORMANCE=all) runs every
+scalar activations, one light CNN, and the 3-D, padding, norm and adaptive-pool lowerings (which
+must run wholly on the device). `--conformance-all` (or TVM_BUDA_CONFORMANCE=all) runs every
 case, with plain TVM as the judge of what buda must pass.
 """
 
@@ -44,7 +45,16 @@ DEFAULT_TORCH = (
     "nn.LayerNorm[0]",
     "nn.MaxPool3d[0]",
     "nn.Embedding[0]",
+    "nn.Conv3d[0]",
+    "nn.ReflectionPad2d[0]",
+    "nn.GroupNorm[0]",
+    "nn.AdaptiveAvgPool2d[0]",
 )
+
+# Cases lowered to device ops (3-D as 2-D, pads as pads/slices, norms as reductions): buda must run
+# every op of them on the device, not just get the numbers right.
+ALL_ON_DEVICE_TORCH = ("nn.MaxPool3d[0]", "nn.Conv3d[0]", "nn.ReflectionPad2d[0]", "nn.GroupNorm[0]",
+                       "nn.AdaptiveAvgPool2d[0]")
 
 # Cases plain TVM passes and buda does not yet, with the reason (docs/known_limits.md lists them).
 KNOWN_LIMITS: dict[str, str] = {}
