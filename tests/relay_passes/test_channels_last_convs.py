@@ -8,6 +8,7 @@ from tvm.script import relax as R
 
 from relay_passes.channels_last_convs import ConvsChannelsLast
 from relay_passes.simplify_layout_chains import SimplifyLayoutChains
+from tests.relay_passes.ir import run_llvm
 
 
 @I.ir_module
@@ -83,11 +84,6 @@ class NegativeAxes:
         return out
 
 
-def _run(mod, *arrays):
-    vm = tvm.relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
-    return vm["main"](*[tvm.runtime.tensor(a) for a in arrays]).numpy()
-
-
 def test_negative_expand_dims_and_squeeze_axes_convert_with_the_same_result():
     """ConvertLayout used to die (std::bad_alloc) on negative axes; now they are made positive first."""
     after = ConvsChannelsLast()(NegativeAxes)
@@ -95,4 +91,4 @@ def test_negative_expand_dims_and_squeeze_axes_convert_with_the_same_result():
     assert 'data_layout="NHWC"' in text and "axis=[-" not in text
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((1, 3, 8, 8), dtype=np.float32), rng.standard_normal((4, 3, 3, 3), dtype=np.float32)
-    np.testing.assert_allclose(_run(after, x, w), _run(NegativeAxes, x, w), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run_llvm(after, x, w), run_llvm(NegativeAxes, x, w), rtol=1e-5, atol=1e-5)

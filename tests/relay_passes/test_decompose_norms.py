@@ -2,12 +2,12 @@
 
 import numpy as np
 import torch
-import tvm
 from tvm import relax
 
 import tvm_buda
 from relay_passes.decompose_norms import DecomposeNorms
 from tests.helpers import assert_matches_golden
+from tests.relay_passes.ir import op_names, run_llvm
 
 
 def _norm_module():
@@ -27,22 +27,13 @@ def _norm_module():
     return bb.get()
 
 
-def _ops(mod) -> set[str]:
-    found = set()
-    relax.analysis.post_order_visit(mod["main"], lambda e: isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.Op)
-                                    and found.add(e.op.name))
-    return found
-
-
 def test_norms_and_tile_decompose_with_the_same_result():
     before = _norm_module()
     after = DecomposeNorms()(before)
-    assert not {"relax.nn.instance_norm", "relax.nn.group_norm", "relax.tile"} & _ops(after), _ops(after)
+    assert not {"relax.nn.instance_norm", "relax.nn.group_norm", "relax.tile"} & set(op_names(after)), op_names(after)
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) * 3 + 1 for s in ((2, 6, 4, 5), (6,), (6,))]
-    run = [[t.numpy() for t in relax.VirtualMachine(tvm.compile(m, target="llvm"), tvm.cpu())["main"](
-        *[tvm.runtime.tensor(a) for a in arrays])] for m in (after, before)]
-    (i, n, u, t), (i_tvm, n_tvm, _, t_tvm) = run
+    (i, n, u, t), (i_tvm, n_tvm, _, t_tvm) = run_llvm(after, *arrays), run_llvm(before, *arrays)
     for got, want in ((i, i_tvm), (n, n_tvm), (t, t_tvm)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     # TVM's own lowering of group_norm applies gamma/beta even with center=scale=False: numpy decides

@@ -4,7 +4,6 @@ batch norm follows a convolution whose weights are known at compile time."""
 import numpy as np
 import pytest
 import torch
-import tvm
 from torch import nn
 from tvm import relax
 
@@ -12,6 +11,7 @@ import tvm_buda
 from buda_runtime_sim.verify import compare
 from relay_passes.fold_batch_norm import FoldBatchNormIntoConv
 from tvm_buda.frontends.dispatch import import_model
+from tests.relay_passes.ir import op_names, run_llvm
 
 
 def _with_stats(bn: nn.BatchNorm2d, seed: int) -> nn.BatchNorm2d:
@@ -39,13 +39,6 @@ class ConvBnBlock(nn.Module):
         return torch.relu(self.b3(self.c3(self.b2(self.c2(y)))) + y)
 
 
-def _ops(mod) -> list[str]:
-    names = []
-    relax.analysis.post_order_visit(mod["main"], lambda e: names.append(e.op.name) if isinstance(e, relax.Call)
-                                    and hasattr(e.op, "name") else None)
-    return names
-
-
 def _imported(model, shape=(1, 3, 16, 16)):
     torch.manual_seed(0)
     return import_model(model.eval(), (torch.randn(*shape),), "bn")
@@ -70,26 +63,23 @@ def test_rewrite_is_exact_algebra_in_float32():
     imported = _imported(ConvBnBlock())
     bound = relax.transform.BindParams("main", imported.params)(imported.mod)   # weights as constants
     folded = FoldBatchNormIntoConv()(bound)
-    assert "relax.nn.batch_norm" not in _ops(folded) and "relax.nn.batch_norm" in _ops(bound)
+    assert "relax.nn.batch_norm" not in op_names(folded) and "relax.nn.batch_norm" in op_names(bound)
     x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
-    outs = []
-    for mod in (bound, folded):
-        vm = relax.VirtualMachine(tvm.compile(relax.transform.DecomposeOpsForInference()(mod), target="llvm"), tvm.cpu())
-        outs.append(vm["main"](tvm.runtime.tensor(x)).numpy())
+    outs = [run_llvm(relax.transform.DecomposeOpsForInference()(mod), x) for mod in (bound, folded)]
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
 
 
 def test_weights_of_unknown_value_are_left_alone():
     """Parameters whose values the caller does not hand in are not constants: no rewrite."""
     mod = _imported(ConvBnBlock()).mod
-    assert _ops(FoldBatchNormIntoConv()(mod)).count("relax.nn.batch_norm") == 3
+    assert op_names(FoldBatchNormIntoConv()(mod)).count("relax.nn.batch_norm") == 3
 
 
 def test_only_after_a_convolution():
     model = nn.Sequential(nn.ReLU(), _with_stats(nn.BatchNorm2d(3), 4))
     imported = _imported(model)
     out = FoldBatchNormIntoConv(imported.params)(imported.mod)
-    assert "relax.nn.batch_norm" in _ops(out)
+    assert "relax.nn.batch_norm" in op_names(out)
 
 
 class SharedConv(nn.Module):
@@ -106,7 +96,7 @@ class SharedConv(nn.Module):
 
 def test_not_when_the_convolution_has_another_user():
     imported = _imported(SharedConv())
-    assert "relax.nn.batch_norm" in _ops(FoldBatchNormIntoConv(imported.params)(imported.mod))
+    assert "relax.nn.batch_norm" in op_names(FoldBatchNormIntoConv(imported.params)(imported.mod))
 
 
 def test_updating_a_folded_weight_is_refused():

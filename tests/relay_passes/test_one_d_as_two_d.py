@@ -2,12 +2,12 @@
 
 import numpy as np
 import torch
-import tvm
 from tvm import relax
 
 import tvm_buda
 from relay_passes.one_d_as_two_d import ConvPool1DAs2D
 from tests.helpers import assert_matches_golden
+from tests.relay_passes.ir import op_names, run_llvm
 
 
 def _one_d_module():
@@ -24,26 +24,14 @@ def _one_d_module():
     return bb.get()
 
 
-def _ops(mod) -> set[str]:
-    found = set()
-    relax.analysis.post_order_visit(mod["main"], lambda e: isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.Op)
-                                    and found.add(e.op.name))
-    return found
-
-
-def _run(mod, *arrays):
-    vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
-    return [t.numpy() for t in vm["main"](*[tvm.runtime.tensor(a) for a in arrays])]
-
-
 def test_one_d_ops_become_two_d_with_the_same_result():
     before = _one_d_module()
     after = ConvPool1DAs2D()(before)
-    assert {"relax.nn.conv2d", "relax.nn.max_pool2d", "relax.nn.avg_pool2d"} <= _ops(after)
-    assert not {"relax.nn.conv1d", "relax.nn.max_pool1d", "relax.nn.avg_pool1d"} & _ops(after)
+    assert {"relax.nn.conv2d", "relax.nn.max_pool2d", "relax.nn.avg_pool2d"} <= set(op_names(after))
+    assert not {"relax.nn.conv1d", "relax.nn.max_pool1d", "relax.nn.avg_pool1d"} & set(op_names(after))
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((2, 4, 17)).astype(np.float32), rng.standard_normal((6, 2, 3)).astype(np.float32)
-    for got, want in zip(_run(after, x, w), _run(before, x, w)):
+    for got, want in zip(run_llvm(after, x, w), run_llvm(before, x, w)):
         np.testing.assert_array_equal(got, want)
 
 
@@ -58,12 +46,10 @@ def test_conv1d_transpose_becomes_conv2d_transpose_with_the_same_result():
         bb.emit_func_output(out)
     before = bb.get()
     after = ConvPool1DAs2D()(before)
-    assert "relax.nn.conv2d_transpose" in _ops(after) and "relax.nn.conv1d_transpose" not in _ops(after)
+    assert "relax.nn.conv2d_transpose" in op_names(after) and "relax.nn.conv1d_transpose" not in op_names(after)
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((2, 4, 9)).astype(np.float32), rng.standard_normal((4, 3, 3)).astype(np.float32)
-    vm = [relax.VirtualMachine(tvm.compile(m, target="llvm"), tvm.cpu()) for m in (after, before)]
-    got, want = (v["main"](tvm.runtime.tensor(x), tvm.runtime.tensor(w)).numpy() for v in vm)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run_llvm(after, x, w), run_llvm(before, x, w), rtol=1e-5, atol=1e-5)
 
 
 def test_conv1d_and_pool1d_run_on_the_device():

@@ -8,6 +8,7 @@ from tvm import relax
 import tvm_buda
 from relay_passes.pads_per_axis import PadsPerAxis
 from tests.helpers import assert_matches_golden
+from tests.relay_passes.ir import run_llvm
 
 WIDTHS = (0, 1, 2, 1, 1, 0, 0, 2, 1, 1)  # every axis padded: N, C, D, H, W
 
@@ -29,10 +30,6 @@ def _pads(mod) -> list:
     return found
 
 
-def _run(mod, x):
-    return relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
-
-
 def test_each_mode_pads_axis_by_axis_with_the_same_result():
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 5, 6)).astype(np.float32)
     for mode, value in (("constant", 0.5), ("reflect", 0.0), ("replicate", 0.0)):
@@ -41,7 +38,7 @@ def test_each_mode_pads_axis_by_axis_with_the_same_result():
         pads = _pads(after)
         assert len(pads) == 4, pads  # H and W at once, then N, C and D one each
         assert all(sum(1 for i in range(len(p) // 2) if p[2 * i] or p[2 * i + 1]) <= 2 for p in pads)
-        np.testing.assert_array_equal(_run(after, x), _run(before, x))
+        np.testing.assert_array_equal(run_llvm(after, x), run_llvm(before, x))
 
 
 def test_a_pad_of_the_last_two_dims_is_left_alone():

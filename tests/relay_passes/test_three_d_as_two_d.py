@@ -2,12 +2,12 @@
 
 import numpy as np
 import torch
-import tvm
 from tvm import relax
 
 import tvm_buda
 from relay_passes.three_d_as_two_d import ThreeDAs2D
 from tests.helpers import assert_matches_golden
+from tests.relay_passes.ir import op_names, run_llvm
 
 THREE_D = {"relax.nn.conv3d", "relax.nn.max_pool3d", "relax.nn.avg_pool3d", "relax.nn.adaptive_avg_pool3d"}
 
@@ -32,27 +32,15 @@ def _three_d_module():
     return bb.get()
 
 
-def _ops(mod) -> set[str]:
-    found = set()
-    relax.analysis.post_order_visit(mod["main"], lambda e: isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.Op)
-                                    and found.add(e.op.name))
-    return found
-
-
-def _run(mod, *arrays):
-    vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
-    return [t.numpy() for t in vm["main"](*[tvm.runtime.tensor(a) for a in arrays])]
-
-
 def test_three_d_ops_become_two_d_with_the_same_result():
     before = _three_d_module()
     after = ThreeDAs2D()(before)
-    assert not THREE_D & _ops(after), _ops(after)
-    assert {"relax.nn.conv2d", "relax.nn.max_pool2d", "relax.nn.avg_pool2d"} <= _ops(after)
+    assert not THREE_D & set(op_names(after)), set(op_names(after))
+    assert {"relax.nn.conv2d", "relax.nn.max_pool2d", "relax.nn.avg_pool2d"} <= set(op_names(after))
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 4, 7, 9, 8)).astype(np.float32)
     w = rng.standard_normal((6, 2, 3, 2, 3)).astype(np.float32)
-    for got, want in zip(_run(after, x, w), _run(before, x, w)):
+    for got, want in zip(run_llvm(after, x, w), run_llvm(before, x, w)):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
