@@ -23,26 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 4.0
 
 
-def bert_classifier(hidden: int, seq: int):
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=128, hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=4 * hidden, max_position_embeddings=seq, num_labels=4,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-
-    class Classifier(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.bert = BertForSequenceClassification(config)
-
-        def forward(self, ids):
-            return self.bert(input_ids=ids).logits
-
-    return Classifier().eval()
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)
@@ -59,7 +39,9 @@ def main(argv=None) -> int:
 
     import pybuda
 
-    model = bert_classifier(args.hidden, args.seq)
+    from tvm_buda.demo_models import bert_classifier
+
+    model = bert_classifier(vocab=128, hidden=args.hidden, intermediate=4 * args.hidden, positions=args.seq)
     reference = copy.deepcopy(model)
     g = torch.Generator().manual_seed(1)
     total = args.steps + 1

@@ -66,3 +66,26 @@ def bert_encoder_hidden(layers: int = 2, seed: int = 0):
             return self.encoder(hidden).last_hidden_state
 
     return EncoderHidden().eval()
+
+
+def bert_classifier(vocab: int = 64, hidden: int = 32, intermediate: int = 64, positions: int = 16,
+                    labels: int = 4, seed: int = 0):
+    """A 2-layer BERT-style encoder with a classification head, input_ids -> logits, dropout off:
+    the model training is checked and timed on."""
+    torch = _torch()
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=intermediate, max_position_embeddings=positions, num_labels=labels,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+    class Classifier(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = BertForSequenceClassification(config)
+
+        def forward(self, ids):
+            return self.bert(input_ids=ids).logits
+
+    return Classifier().eval()

@@ -7,28 +7,10 @@ import pytest
 import torch
 
 import pybuda
+from tvm_buda.demo_models import bert_classifier
 from tests.pybuda.training_helpers import max_relative_difference, train_in_torch, train_on_device, weight_pccs
 
 STEPS = 20
-
-
-def bert_classifier():
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=16, num_labels=4, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0)
-
-    class Classifier(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.bert = BertForSequenceClassification(config)
-
-        def forward(self, ids):
-            return self.bert(input_ids=ids).logits
-
-    return Classifier().eval()
 
 
 def classification_data(steps: int):
