@@ -74,3 +74,20 @@ def chosen(all_ids: list[str], default: tuple[str, ...], everything: bool) -> li
     if missing:
         raise LookupError(f"default conformance cases not found in the installed suites: {missing}")
     return [i for i in all_ids if i in default]
+
+
+def judged_on_buda(case, config, run_plain_tvm, run_buda):
+    """A case's buda result, judged as both suites judge it: with the full sets, a case plain TVM
+    fails too is skipped; a known limit is an expected failure (its reason from KNOWN_LIMITS);
+    otherwise buda must pass. Returns the result for the suite's own device-share check."""
+    import pytest
+
+    if run_all(config):
+        tvm = run_plain_tvm(case)
+        if not tvm.passed:
+            pytest.skip(f"plain TVM fails too: {tvm.reason}")
+    if case.id in KNOWN_LIMITS:
+        pytest.xfail(KNOWN_LIMITS[case.id])
+    result = run_buda(case)
+    assert result.passed, f"{case.id}: {result.reason}"
+    return result

@@ -9,7 +9,7 @@ plain TVM decides: a case it fails is skipped with its reason, one it passes bud
 import pytest
 
 from .onnx_suite import run_buda, run_plain_tvm
-from .selection import KNOWN_LIMITS, run_all
+from .selection import judged_on_buda
 
 pytest.importorskip("onnx")
 pytestmark = pytest.mark.conformance
@@ -18,13 +18,6 @@ LIGHT_CNN_DEVICE_SHARE = 0.9
 
 
 def test_buda_passes_what_plain_tvm_passes(onnx_case, request):
-    if run_all(request.config):
-        tvm = run_plain_tvm(onnx_case)
-        if not tvm.passed:
-            pytest.skip(f"plain TVM fails too: {tvm.reason}")
-    if onnx_case.id in KNOWN_LIMITS:
-        pytest.xfail(KNOWN_LIMITS[onnx_case.id])
-    result = run_buda(onnx_case)
-    assert result.passed, f"{onnx_case.id}: {result.reason}"
+    result = judged_on_buda(onnx_case, request.config, run_plain_tvm, run_buda)
     if onnx_case.folder == "light":
         assert result.device_share >= LIGHT_CNN_DEVICE_SHARE, f"{onnx_case.id}: {result.device_share:.0%} on the device"

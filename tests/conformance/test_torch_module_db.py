@@ -7,7 +7,7 @@ sample, skipping those plain TVM fails.
 
 import pytest
 
-from .selection import ALL_ON_DEVICE_TORCH, KNOWN_LIMITS, run_all
+from .selection import ALL_ON_DEVICE_TORCH, judged_on_buda
 from .torch_suite import run_buda, run_plain_tvm
 
 pytest.importorskip("expecttest", reason="torch.testing._internal needs expecttest (the test extra)")
@@ -15,13 +15,6 @@ pytestmark = pytest.mark.conformance
 
 
 def test_buda_matches_eager_where_plain_tvm_does(torch_case, request):
-    if run_all(request.config):
-        tvm = run_plain_tvm(torch_case)
-        if not tvm.passed:
-            pytest.skip(f"plain TVM fails too: {tvm.reason}")
-    if torch_case.id in KNOWN_LIMITS:
-        pytest.xfail(KNOWN_LIMITS[torch_case.id])
-    result = run_buda(torch_case)
-    assert result.passed, f"{torch_case.id}: {result.reason}"
+    result = judged_on_buda(torch_case, request.config, run_plain_tvm, run_buda)
     if torch_case.id in ALL_ON_DEVICE_TORCH:
         assert result.device_share == 1.0, f"{torch_case.id}: {result.device_share:.0%} on the device"
