@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import tvm
 from tvm import relax
-from tvm.relax.expr_functor import PyExprMutator, mutator
 
+from .call_rewrites import rewrite_calls
 from .scalars import static_shape
 
 
@@ -78,20 +78,7 @@ def _tile(call: relax.Call) -> relax.Expr | None:
 _REWRITES = {"relax.nn.instance_norm": _instance_norm, "relax.nn.group_norm": _group_norm, "relax.tile": _tile}
 
 
-@mutator
-class _NormMutator(PyExprMutator):
-    def visit_call_(self, call: relax.Call) -> relax.Expr:
-        call = super().visit_call_(call)
-        rewrite = _REWRITES.get(call.op.name) if isinstance(call.op, tvm.ir.Op) else None
-        new = rewrite(call) if rewrite else None
-        return call if new is None else new
-
-
 @tvm.transform.module_pass(opt_level=0, name="DecomposeNorms")
 class DecomposeNorms:
     def transform_module(self, mod: tvm.IRModule, _ctx) -> tvm.IRModule:
-        rewriter = _NormMutator(mod)
-        for gvar, func in list(mod.functions.items()):
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return relax.transform.Normalize()(rewriter.builder_.get())
+        return rewrite_calls(mod, _REWRITES)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import tvm
 from tvm import relax
-from tvm.relax.expr_functor import PyExprMutator, mutator
 
+from .call_rewrites import rewrite_calls
 from .scalars import static_shape
 
 
@@ -48,21 +48,7 @@ def _split_pad(call: relax.Call) -> relax.Expr | None:
     return x
 
 
-@mutator
-class _PadMutator(PyExprMutator):
-    def visit_call_(self, call: relax.Call) -> relax.Expr:
-        call = super().visit_call_(call)
-        if isinstance(call.op, tvm.ir.Op) and call.op.name == "relax.nn.pad":
-            new = _split_pad(call)
-            return call if new is None else new
-        return call
-
-
 @tvm.transform.module_pass(opt_level=0, name="PadsPerAxis")
 class PadsPerAxis:
     def transform_module(self, mod: tvm.IRModule, _ctx) -> tvm.IRModule:
-        rewriter = _PadMutator(mod)
-        for gvar, func in list(mod.functions.items()):
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return relax.transform.Normalize()(rewriter.builder_.get())
+        return rewrite_calls(mod, {"relax.nn.pad": _split_pad})

@@ -7,7 +7,8 @@ indexes the layout string with the raw axis. The same axes counted from the fron
 
 import tvm
 from tvm import relax
-from tvm.relax.expr_functor import PyExprMutator, mutator
+
+from .call_rewrites import rewrite_calls
 
 
 def _positive(make, rank_of):
@@ -34,20 +35,7 @@ _REWRITES = {
 }
 
 
-@mutator
-class _PositiveAxesMutator(PyExprMutator):
-    def visit_call_(self, call: relax.Call) -> relax.Expr:
-        call = super().visit_call_(call)
-        rewrite = _REWRITES.get(call.op.name) if isinstance(call.op, tvm.ir.Op) else None
-        new = rewrite(call) if rewrite else None
-        return call if new is None else new
-
-
 @tvm.transform.module_pass(opt_level=0, name="PositiveAxes")
 class PositiveAxes:
     def transform_module(self, mod: tvm.IRModule, _ctx) -> tvm.IRModule:
-        rewriter = _PositiveAxesMutator(mod)
-        for gvar, func in list(mod.functions.items()):
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return relax.transform.Normalize()(rewriter.builder_.get())
+        return rewrite_calls(mod, _REWRITES)

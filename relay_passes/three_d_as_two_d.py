@@ -15,19 +15,10 @@ from __future__ import annotations
 
 import tvm
 from tvm import relax
-from tvm.relax.expr_functor import PyExprMutator, mutator
 
+from .call_rewrites import ints, out_dtype, rewrite_calls
 from .pads_per_axis import pad_axis
 from .scalars import static_shape
-
-
-def _ints(values) -> list[int]:
-    return [int(v) for v in values]
-
-
-def _out_dtype(dtype) -> str | None:
-    text = str(dtype) if dtype is not None else ""
-    return text if text and text not in ("None", "void") else None
 
 
 def _conv3d(call: relax.Call) -> relax.Expr | None:
@@ -41,9 +32,9 @@ def _conv3d(call: relax.Call) -> relax.Expr | None:
     n, c, _, h, width = x_shape
     o, c_per_group, kd, kh, kw = w_shape
     _, _, d_out, h_out, w_out = out_shape
-    sd, sh, sw = _ints(a.strides)
-    dd, dh, dw = _ints(a.dilation)
-    front, top, left, back, bottom, right = _ints(a.padding)
+    sd, sh, sw = ints(a.strides)
+    dd, dh, dw = ints(a.dilation)
+    front, top, left, back, bottom, right = ints(a.padding)
     x, _ = pad_axis(x, x_shape, 2, front, back)
     total = None
     for k in range(kd):
@@ -52,7 +43,7 @@ def _conv3d(call: relax.Call) -> relax.Expr | None:
         images = relax.op.reshape(relax.op.permute_dims(taps, [0, 2, 1, 3, 4]), (n * d_out, c, h, width))
         kernel = relax.op.reshape(relax.op.strided_slice(w, [2], [k], [k + 1]), (o, c_per_group, kh, kw))
         out = relax.op.nn.conv2d(images, kernel, strides=(sh, sw), padding=(top, left, bottom, right),
-                                 dilation=(dh, dw), groups=int(a.groups), out_dtype=_out_dtype(a.out_dtype))
+                                 dilation=(dh, dw), groups=int(a.groups), out_dtype=out_dtype(a.out_dtype))
         total = out if total is None else relax.op.add(total, out)
     total = relax.op.reshape(total, (n, d_out, o, h_out, w_out))
     return relax.op.permute_dims(total, [0, 2, 1, 3, 4])
@@ -63,8 +54,8 @@ def _pool3d(make_2d):
         a = call.attrs
         if str(a.layout) != "NCDHW" or str(a.out_layout) != "NCDHW":
             return None
-        return _separable_pool(make_2d, call.args[0], static_shape(call), _ints(a.pool_size), _ints(a.strides),
-                               _ints(a.padding), _ints(a.dilation), bool(a.ceil_mode), bool(a.count_include_pad))
+        return _separable_pool(make_2d, call.args[0], static_shape(call), ints(a.pool_size), ints(a.strides),
+                               ints(a.padding), ints(a.dilation), bool(a.ceil_mode), bool(a.count_include_pad))
 
     return rewrite
 
@@ -106,20 +97,7 @@ _REWRITES = {
 }
 
 
-@mutator
-class _ThreeDMutator(PyExprMutator):
-    def visit_call_(self, call: relax.Call) -> relax.Expr:
-        call = super().visit_call_(call)
-        rewrite = _REWRITES.get(call.op.name) if isinstance(call.op, tvm.ir.Op) else None
-        new = rewrite(call) if rewrite else None
-        return call if new is None else new
-
-
 @tvm.transform.module_pass(opt_level=0, name="ThreeDAs2D")
 class ThreeDAs2D:
     def transform_module(self, mod: tvm.IRModule, _ctx) -> tvm.IRModule:
-        rewriter = _ThreeDMutator(mod)
-        for gvar, func in list(mod.functions.items()):
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return relax.transform.Normalize()(rewriter.builder_.get())
+        return rewrite_calls(mod, _REWRITES)
