@@ -44,14 +44,19 @@ def current() -> ExecutionContext:
 
 
 @contextlib.contextmanager
+def _set_in_thread(attr: str, value):
+    """This thread's `attr` is `value` inside the block (nests; the previous value is restored)."""
+    previous = getattr(_local, attr, None)
+    setattr(_local, attr, value)
+    try:
+        yield value
+    finally:
+        setattr(_local, attr, previous)
+
+
 def use(context: ExecutionContext):
     """Run ops under `context` (nests; restores the previous one on exit)."""
-    previous = getattr(_local, "context", None)
-    _local.context = context
-    try:
-        yield context
-    finally:
-        _local.context = previous
+    return _set_in_thread("context", context)
 
 
 def chip_ledger():
@@ -59,12 +64,6 @@ def chip_ledger():
     return getattr(_local, "chips", None)
 
 
-@contextlib.contextmanager
 def on_chips(ledger):
     """Ops run inside the block report the chip they run on to `ledger`."""
-    previous = getattr(_local, "chips", None)
-    _local.chips = ledger
-    try:
-        yield ledger
-    finally:
-        _local.chips = previous
+    return _set_in_thread("chips", ledger)
