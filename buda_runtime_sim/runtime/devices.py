@@ -163,6 +163,9 @@ class TTDevice(Device):
         self.device_mode = device_mode or DeviceMode.CompileAndRun
         self.fp32_fallback = DataFormat.parse(fp32_fallback)
         self.optimizer, self.scheduler = optimizer, scheduler  # used when training (runtime.training)
+        # CompilerConfig fields this device sets for its own compiles, over the global config: a
+        # library placing programs (GPT2Generator's cache links) must not touch the user's config.
+        self.config_overrides: dict = {}
         self.compiled: dict[int, object] = {}  # id(module) -> CompiledModel
         self.name = name
         self.arch  # noqa: B018 - a conflicting arch / device_config pair is an error now, not at the first run
@@ -218,6 +221,8 @@ class TTDevice(Device):
     def compile_config(self):
         config = _get_global_compiler_config().copy()
         config.fp32_fallback = self.fp32_fallback
+        for name, value in self.config_overrides.items():
+            setattr(config, name, value)
         check_accumulate_df(config.accumulate_df, self.arch.value)  # Grayskull has no fp32 accumulation
         return config
 

@@ -40,15 +40,11 @@ class GPT2Generator:
         self.device = pybuda.TTDevice(device_name, module=[
             pybuda.PyTorchModule("gpt2_prefill", self.steps[PREFILL]),
             pybuda.PyTorchModule("gpt2_decode", self.steps[DECODE])])
-        config = pybuda.config._get_global_compiler_config()
-        saved = config.loopback_outputs
-        config.loopback_outputs = {f"past_{i}": 1 + i for i in range(2 * prefill.num_layers)}  # past_i <- output 1+i
-        try:  # compile each program once, past caches in its sample inputs; each keeps its config's links
-            for index, step in enumerate(self.steps):
-                self.device.set_active_subgraph(index)
-                self.output_queue = pybuda.initialize_pipeline(training=False, sample_inputs=step.sample_inputs())
-        finally:
-            config.loopback_outputs = saved  # the global setting is the user's again
+        # past_i <- output 1+i, for this device's compiles only (the global config stays the user's)
+        self.device.config_overrides["loopback_outputs"] = {f"past_{i}": 1 + i for i in range(2 * prefill.num_layers)}
+        for index, step in enumerate(self.steps):  # compile each program once, past caches in its sample inputs
+            self.device.set_active_subgraph(index)
+            self.output_queue = pybuda.initialize_pipeline(training=False, sample_inputs=step.sample_inputs())
 
     @property
     def compiled(self) -> list:

@@ -65,3 +65,28 @@ def test_greedy_generation_at_default_formats_agrees_on_90_percent_of_tokens():
         generator.generate(prompt, 29)
     with pytest.raises(RuntimeError, match=r"device\(s\) \['tt0'\] already form the pipeline"):
         GPT2Generator(model, prompt_len=8, cache_len=32)
+
+
+def test_cache_links_never_reach_the_global_config_seen_by_other_threads():
+    """The generator's loopback links are its device's own setting: a compile in another thread,
+    reading the global CompilerConfig meanwhile, never sees them (it used to, while compiling)."""
+    import threading
+    import time
+
+    model, _, _ = _model_and_prompt()
+    seen, done = set(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.update(pybuda.config._get_global_compiler_config().loopback_outputs or {})
+            time.sleep(0.005)  # sample, leaving the GIL to the compile
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        generator = GPT2Generator(model, prompt_len=8, cache_len=32)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen == set()
+    assert all(len(c.config.loopback_outputs) == 4 for c in generator.compiled)   # 2 layers x (key, value)
