@@ -56,10 +56,15 @@ class DeviceSubgraph:
             return self._loaded.instance
 
     def reload(self) -> None:
-        """Re-import the source and re-read the weights file now (hand edits)."""
+        """Re-import the source and re-read the weights file now (hand edits). A model loaded from
+        an image has no weights file (its weights came from the archive into memory): it keeps those."""
         with self._lock:
-            self.preloaded = None
-            self._loaded = LoadedModule(self.files)
+            if self.files.params.exists():
+                self.preloaded = None
+            elif self.preloaded is None:
+                raise RuntimeError(f"cannot reload {self.files.source.name}: its weights file {self.files.params} "
+                                   "is gone; compile the model again")
+            self._loaded = LoadedModule(self.files, self.preloaded)
 
     def __call__(self, *args) -> None:
         n_in = len(self.arg_roles)

@@ -134,3 +134,15 @@ def test_training_images_are_a_clear_error():
             tt0.compile_to_image(img_path="device_images/train.tti", training=True, sample_inputs=(torch.randn(8, 64),))
     finally:
         pybuda.shutdown()
+
+
+def test_reloading_the_generated_modules_of_an_image_loaded_model_keeps_its_weights():
+    """An image-loaded model's weights live in memory (no params file on disk): reloading its
+    generated modules re-imports the code and keeps those weights instead of failing on a missing file."""
+    img, x, expected = _mlp_image(device_config="gs_e150")
+    pybuda.set_configuration_options(device_config="gs_e150")
+    device = pybuda.TTDevice.load_image(img=img)
+    (compiled,) = device.compiled.values()
+    compiled.reload_generated_modules()
+    output = pybuda.run_inference(inputs=[(x,)]).get()[0]
+    assert torch.equal(output.value(), expected)
