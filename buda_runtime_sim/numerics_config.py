@@ -44,6 +44,9 @@ class MixedPrecisionRule:
         return True
 
 
+_RESOLVED_MAX = 8192   # op calls resolved and kept per configuration (cleared when full)
+
+
 @dataclass
 class NumericsConfig:
     default_df_override: DataFormat | None = None
@@ -51,8 +54,21 @@ class NumericsConfig:
     math_fidelity: MathFidelity = MathFidelity.HiFi3
     fp32_fallback: DataFormat = DataFormat.Float16_b
     rules: list[MixedPrecisionRule] = field(default_factory=list)
+    # (op type, op name, every field above) -> OpNumerics: resolve runs once per op call, and the
+    # key holds the whole configuration, so a field changed in place is never served stale.
+    _resolved: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def resolve(self, op_type: str, op_name: str) -> OpNumerics:
+        key = (op_type, op_name, self.default_df_override, self.accumulate_df, self.math_fidelity,
+               self.fp32_fallback, tuple(self.rules))
+        result = self._resolved.get(key)
+        if result is None:
+            if len(self._resolved) >= _RESOLVED_MAX:
+                self._resolved.clear()
+            result = self._resolved[key] = self._resolve(op_type, op_name)
+        return result
+
+    def _resolve(self, op_type: str, op_name: str) -> OpNumerics:
         out = self.input_df
         result = OpNumerics(output_df=out, accumulate_df=self.accumulate_df, math_fidelity=self.math_fidelity)
         for rule in self.rules:

@@ -97,9 +97,12 @@ class CompiledModel:
             for name in arrays:  # only the changed weights (training updates every step)
                 self._weights[index[name]] = _vm_tensor(self.imported.params[name])
             for subgraph, _ in self.subgraphs:
-                for kind, local, source in subgraph.arg_roles:
-                    if kind == "parameter" and source in arrays:
-                        subgraph.module.set_parameter(local, arrays[source])
+                mine = [(local, arrays[source]) for kind, local, source in subgraph.arg_roles
+                        if kind == "parameter" and source in arrays]
+                if mine:
+                    module = subgraph.module   # (checks its files on disk: once, not per weight)
+                    for local, array in mine:
+                        module.set_parameter(local, array)
 
     # ---- what went where --------------------------------------------------------------------
     def device_ops(self) -> list[str]:

@@ -37,11 +37,14 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
     if ctx.tracer is not None:
         return ctx.tracer(op_type, name, inputs, attrs)
     numerics = ctx.numerics.resolve(op_type, name)
-    cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
-    result = cache.get(key) if cache is not None else None
+    if all(type(x) is Tensor for x in inputs):   # inside a program: operands are device tensors already
+        cache, result, tensors = None, None, inputs
+    else:
+        cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
+        result = cache.get(key) if cache is not None else None
+        tensors = None
     layouts = layouts or {}
-    tensors = None
-    if result is None or ctx.record_trace:  # a cached consteval result needs no operand on the device
+    if tensors is None and (result is None or ctx.record_trace):  # a cached consteval result needs no operand
         try:
             tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
         except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in

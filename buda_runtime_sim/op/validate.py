@@ -11,13 +11,22 @@ from ..kernels import OpArgumentError
 class Args:
     """Checks and normalises the attributes of one op call."""
 
+    __slots__ = ("op_type", "name")
+
     def __init__(self, op_type: str, name):
-        self.where = f"{op_type} {name!r}"
+        self.op_type = op_type
+        self.name = name
+
+    @property
+    def where(self) -> str:
+        return f"{self.op_type} {self.name!r}"
 
     def fail(self, argument: str, problem: str):
         raise OpArgumentError(argument, problem, self.where)
 
     def int(self, argument: str, value, minimum: int | None = None) -> int:
+        if type(value) is int and minimum is None:   # the common case, without the ABC checks below
+            return value
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             self.fail(argument, f"must be an int, got {value!r}")
         if minimum is not None and value < minimum:

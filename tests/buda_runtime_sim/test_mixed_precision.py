@@ -69,3 +69,22 @@ def test_per_op_formats_reach_the_simulated_tensors():
 
     values = first.to_framework("numpy")
     assert np.array_equal(quantize(values, DataFormat.Bfp8_b), values)  # really stored as Bfp8_b
+
+
+def test_resolve_follows_a_configuration_changed_in_place():
+    """resolve keeps what it resolved, keyed by the whole configuration: fields assigned and rules
+    appended after a first resolve take effect on the next one."""
+    from buda_runtime_sim.numerics_config import MixedPrecisionRule, NumericsConfig
+
+    n = NumericsConfig()
+    assert n.resolve("Matmul", "mm").math_fidelity == MathFidelity.HiFi3
+    n.math_fidelity = MathFidelity.LoFi
+    assert n.resolve("Matmul", "mm").math_fidelity == MathFidelity.LoFi
+    n.default_df_override = DataFormat.Float32
+    assert n.resolve("Matmul", "mm").output_df == DataFormat.Float32
+    n.rules.append(MixedPrecisionRule(op_type="Matmul", output_df=DataFormat.Bfp8_b))
+    assert n.resolve("Matmul", "mm").output_df == DataFormat.Bfp8_b
+    assert n.resolve("Add", "add").output_df == DataFormat.Float32
+    n.rules.clear()
+    assert n.resolve("Matmul", "mm") == NumericsConfig(default_df_override=DataFormat.Float32,
+                                                       math_fidelity=MathFidelity.LoFi).resolve("Matmul", "mm")
