@@ -44,6 +44,13 @@ AMP_LEVEL = EnvVar(
     "matmul HiFi2; 2 = the same in a formats (Float16, Bfp8); 3 = accepted, no preset",
 )
 
+BF16_GEMM = EnvVar(
+    "TVM_BUDA_BF16_GEMM", "auto",
+    "auto: matmuls and convolutions whose operand slices all fit bfloat16 and whose accumulation is "
+    "Float16_b run as bfloat16 GEMMs where the CPU multiplies bfloat16 natively (same results, faster); "
+    "0: always float32; 1: always bfloat16 where exact (buda_runtime_sim/bf16_gemm.py)",
+)
+
 TTI_BACKEND_FORMAT = EnvVar(
     "PYBUDA_TTI_BACKEND_FORMAT", "0",
     "1: compile_to_image stores parameters in the device's byte layout (the simulator's one layout: tiles)",

@@ -42,6 +42,8 @@ import warnings
 import ml_dtypes
 import numpy as np
 
+from . import bf16_gemm
+from .bf16_gemm import torch_view
 from .dataformat import DataFormat, MathFidelity
 from .formats import mantissa_bits
 
@@ -152,28 +154,15 @@ def _srca_slices(src_a: _Operand, phases: int, cache: dict | None) -> tuple[np.n
     if cache is not None and key in cache:
         return cache[key]
     if phases == 1:
-        slices = (_torch_view(src_a.masked(_SRCA_HI)), None)
+        slices = (torch_view(src_a.masked(_SRCA_HI)), None)
     elif phases == 3:
         full, low = src_a.split(_SRCA_FULL, _SRCA_HI)
-        slices = (_torch_view(full), _torch_view(low) if low is not None and low.any() else None)
+        slices = (torch_view(full), torch_view(low) if low is not None and low.any() else None)
     else:
-        slices = (_torch_view(src_a.masked(_SRCA_FULL)), None)
+        slices = (torch_view(src_a.masked(_SRCA_FULL)), None)
     if cache is not None:
         cache[key] = slices
     return slices
-
-
-def _torch_view(x: np.ndarray):
-    """`x` as a torch tensor sharing its memory (read-only weights and broadcast views included)."""
-    import torch
-
-    if any(stride < 0 for stride in x.strides):
-        x = np.ascontiguousarray(x)
-    if x.flags.writeable:
-        return torch.from_numpy(x)
-    with warnings.catch_warnings():     # the GEMM only reads it
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.from_numpy(x)
 
 
 def _gemm(x, y, out=None):
@@ -184,8 +173,8 @@ def _gemm(x, y, out=None):
     """
     import torch
 
-    x = x if isinstance(x, torch.Tensor) else _torch_view(x)
-    y = y if isinstance(y, torch.Tensor) else _torch_view(y)
+    x = x if isinstance(x, torch.Tensor) else torch_view(x)
+    y = y if isinstance(y, torch.Tensor) else torch_view(y)
     # Accumulating GEMMs add into `out` in BLAS (addmm/baddbmm): a separate add of a fresh product
     # costs a pass over the result and, with torch's thread pool, more than the GEMM itself.
     if y.ndim == 2 and x.ndim > 2 and x.is_contiguous():   # batch dims only on x: one 2-D GEMM
@@ -215,6 +204,10 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     """
     phases = _phases(fidelity)
     src_b = _Operand(a, a_format)
+    if takes_bf16_route(accumulate_df):
+        out = _bf16_matmul(src_b, _Operand(b, b_format), phases, b_cache)
+        if out is not None:
+            return out
     b_part, b_low = _srca_slices(_Operand(b, b_format), phases, b_cache)
     if phases != 3:
         a_part = src_b.masked(_TF32 if phases == 4 else _SRCB_HI)
@@ -226,6 +219,55 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     if b_low is not None and minus_a_low is not None and minus_a_low.any():
         _gemm(minus_a_low, b_low, out=out)
     return accumulate(out.numpy(), accumulate_df)
+
+
+def _bf16_srca_terms(src_a: _Operand, phases: int, cache: dict | None):
+    """(the SrcA slices of each phase term side by side as one bfloat16 tensor, the term count), or
+    None when a slice does not fit bfloat16; kept in `cache` like `_srca_slices`."""
+    key = ("srca_bf16", phases)
+    if cache is not None and key in cache:
+        return cache[key]
+    terms = None
+    if phases == 1:
+        terms = [src_a.masked(_SRCA_HI)]         # 4 mantissa bits: always a bfloat16 value
+    elif _fits_bf16(src_a, _SRCA_FULL):
+        full, low = src_a.split(_SRCA_FULL, _SRCA_HI) if phases == 3 else (src_a.masked(_SRCA_FULL), None)
+        terms = [full] if low is None or not low.any() else [full, low]
+    joined = None if terms is None else (bf16_gemm.side_by_side(terms, -2), len(terms))
+    if cache is not None:
+        cache[key] = joined
+    return joined
+
+
+def _bf16_srcb_terms(src_b: _Operand, phases: int) -> list[np.ndarray] | None:
+    """The SrcB slices of each phase term (HiFi3: full and minus low, low None when the format
+    makes it zero), or None when one does not fit bfloat16."""
+    if phases in (1, 2):
+        return [src_b.masked(_SRCB_HI)]          # 6 mantissa bits: always a bfloat16 value
+    if not _fits_bf16(src_b, _TF32):
+        return None
+    if phases == 4:
+        return [src_b.masked(_TF32)]
+    return list(src_b.split(_TF32, _SRCB_HI, negate_low=True))
+
+
+def _fits_bf16(operand: _Operand, mask: np.uint32) -> bool:
+    """Whether the operand masked by `mask` holds bfloat16 values: known from its format, else read
+    off its values (a pass over the operand, far cheaper than the GEMM it saves)."""
+    return min(_KEPT_BITS[int(mask)], operand.carried) <= 7 or bf16_gemm.holds_bf16(operand.x)
+
+
+def _bf16_matmul(src_b: _Operand, src_a: _Operand, phases: int, b_cache: dict | None) -> np.ndarray | None:
+    """The fidelity product as one bfloat16 GEMM (bf16_gemm.py), None where a slice does not fit."""
+    b_joined = _bf16_srca_terms(src_a, phases, b_cache)
+    a_terms = _bf16_srcb_terms(src_b, phases) if b_joined is not None else None
+    if a_terms is None:
+        return None
+    b_joined, b_count = b_joined
+    if b_count == 1 or a_terms[-1] is None:          # lo(A) lo(B) vanishes with either low slice
+        a_terms = a_terms[:1]
+        b_joined = b_joined.narrow(-2, 0, b_joined.shape[-2] // b_count) if b_count > 1 else b_joined
+    return bf16_gemm.matmul(bf16_gemm.side_by_side(a_terms, -1), b_joined)
 
 
 def matmul_operand_slices(x, role: str, fidelity, data_format: DataFormat | None = None) -> list[np.ndarray]:
@@ -243,6 +285,20 @@ def matmul_operand_slices(x, role: str, fidelity, data_format: DataFormat | None
         return list(operand.split(_TF32, _SRCB_HI, negate_low=True))
     masks = {1: (_SRCA_HI, _SRCB_HI), 2: (_SRCA_FULL, _SRCB_HI), 4: (_SRCA_FULL, _TF32)}[phases]
     return [operand.masked(masks[0] if role == "srca" else masks[1])]
+
+
+def operand_fits_bf16(x, role: str, fidelity, data_format: DataFormat | None = None) -> bool:
+    """Whether every slice `matmul_operand_slices` cuts from `x` is a bfloat16 value, so the
+    products can take the bfloat16 route (bf16_gemm.py)."""
+    phases = _phases(fidelity)
+    if phases == 1 or (phases == 2 and role == "srcb"):
+        return True                              # SrcA's 4 or SrcB's 6 kept mantissa bits
+    return _fits_bf16(_Operand(x, data_format), _TF32 if role == "srcb" else _SRCA_FULL)
+
+
+def takes_bf16_route(accumulate_df) -> bool:
+    """Whether products accumulated in `accumulate_df` may run as bfloat16 GEMMs in this process."""
+    return DataFormat.parse(accumulate_df) == DataFormat.Float16_b and bf16_gemm.enabled()
 
 
 def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, *,

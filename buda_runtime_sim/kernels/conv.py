@@ -19,7 +19,7 @@ import functools
 import numpy as np
 
 from ..dataformat import MathFidelity
-from ..fidelity import accumulate, matmul_operand_slices
+from ..fidelity import accumulate, matmul_operand_slices, operand_fits_bf16, takes_bf16_route
 from .common import OpArgumentError, result
 from .conv_weights import matrix_as_kernel, weight_matrix
 from .registry import kernel
@@ -41,6 +41,7 @@ def _weight_slices(weights, kernel_size, transposed: bool, groups: int, fidelity
         kernel_size = weights.shape[2:]
     slices = _Kernels(None if part is None else torch.from_numpy(np.ascontiguousarray(matrix_as_kernel(part, kernel_size)))
                       for part in matmul_operand_slices(matrix, "srca", fidelity, weights.data_format))
+    slices.fit_bf16 = operand_fits_bf16(matrix, "srca", fidelity, weights.data_format)
     if cache is not None:
         cache[key] = slices
     return slices
@@ -97,6 +98,11 @@ def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, cha
     terms = [i for i, (a, b) in enumerate(zip(x_parts, kernels)) if a is not None and b is not None]
     t = torch.from_numpy(_stack_terms([x_parts[i] for i in terms], groups, channel_last))
     kernel = kernels[terms[0]] if len(terms) == 1 else _stacked_kernel(kernels, terms)
+    # The bfloat16 route (bf16_gemm.py): same products, float32 sums, rounded to Float16_b by oneDNN.
+    in_bf16 = (takes_bf16_route(numerics.accumulate_df) and getattr(kernels, "fit_bf16", False)
+               and operand_fits_bf16(x, "srcb", numerics.math_fidelity, x_format))
+    if in_bf16:
+        t, kernel = t.to(torch.bfloat16), _bf16_kernel(kernels, tuple(terms), kernel)
     t = t.permute(0, 3, 1, 2) if channel_last else t
     if spread != (1, 1):
         n, c, h, w = t.shape
@@ -115,7 +121,21 @@ def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, cha
     else:
         out = F.conv2d(t, kernel, None, window.stride, padding, window.dilation, groups)
     out = out.permute(0, 2, 3, 1) if channel_last else out
+    if in_bf16:
+        return out.float().numpy()                # already rounded to the accumulation format
     return accumulate(out.numpy(), numerics.accumulate_df)
+
+
+def _bf16_kernel(kernels, terms: tuple, kernel):
+    """`kernel` in bfloat16 (exact: every slice fits), kept beside the weight's float32 slices."""
+    import torch
+
+    if not isinstance(kernels, _Kernels):
+        return kernel.to(torch.bfloat16)
+    key = ("bf16", terms)
+    if key not in kernels.stacked:
+        kernels.stacked[key] = kernel.to(torch.bfloat16)
+    return kernels.stacked[key]
 
 
 def _stack_terms(parts: list, groups: int, channel_last: bool) -> np.ndarray:
@@ -154,6 +174,7 @@ class _Kernels(list):
         super().__init__(parts)
         self.stacked: dict = {}
         self.packed: dict = {}
+        self.fit_bf16 = False
 
 
 def _packed_kernel(kernels, terms: tuple, kernel, t, window: Window, padding, groups: int):
@@ -165,9 +186,9 @@ def _packed_kernel(kernels, terms: tuple, kernel, t, window: Window, padding, gr
     3x3 1024->512 conv at 7x7). The products and the float32 sums are the same convolution's."""
     import torch
 
-    if not isinstance(kernels, _Kernels) or not _onednn_available() or t.dtype != torch.float32:
+    if not isinstance(kernels, _Kernels) or not _onednn_available() or t.dtype not in (torch.float32, torch.bfloat16):
         return None
-    key = (terms, tuple(t.shape), padding, tuple(window.stride), tuple(window.dilation), groups)
+    key = (terms, t.dtype, tuple(t.shape), padding, tuple(window.stride), tuple(window.dilation), groups)
     packed = kernels.packed.get(key)
     if packed is None:
         packed = kernels.packed[key] = torch.ops.mkldnn._reorder_convolution_weight(

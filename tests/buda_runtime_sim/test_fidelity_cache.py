@@ -6,6 +6,7 @@ import weakref
 
 import numpy as np
 import pytest
+import torch
 
 from buda_runtime_sim import kernels
 from buda_runtime_sim.dataformat import DataFormat as DF
@@ -50,7 +51,8 @@ def test_weight_slices_live_on_the_weight_tensor():
     assert weight.derived()                            # HiFi3's slices, kept on the tensor
     second = kernels.get_kernel("Matmul")([activations, weight], {}, numerics)
     np.testing.assert_array_equal(first.padded, second.padded)
-    slices = weakref.ref(next(iter(weight.derived().values()))[1])
-    del weight
+    cached = next(iter(weight.derived().values()))    # (slices..., or the bfloat16 terms and their count)
+    slices = weakref.ref(next(part for part in cached if isinstance(part, torch.Tensor)))
+    del weight, cached
     gc.collect()
     assert slices() is None                            # nothing global keeps them alive

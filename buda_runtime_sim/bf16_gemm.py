@@ -1,0 +1,106 @@
+"""Fidelity products as one bfloat16 GEMM, where every operand slice is a bfloat16 value.
+
+Why: the matrix unit's phase products are sums of products of narrow slices (numerics.md), and
+with the default formats (Float16_b activations and weights) every slice fits in bfloat16. On a
+CPU with AVX512-BF16 or AMX, oneDNN multiplies bfloat16 matrices several times faster than
+float32 ones (a BERT-sized 128x768x3072 GEMM here: 0.73 ms against 3.45 ms), and it computes
+exactly what the simulator defines for a Float16_b accumulation: every product of two bfloat16
+values is exact in float32, the products are summed in float32, and the sum is rounded to
+bfloat16 once, to nearest even (`accumulate(..., Float16_b)`). Several phase terms become one
+GEMM over the terms laid side by side along the inner dimension:
+
+    sum_i A_i @ B_i  ==  [A_1 | A_2 | ...] @ [B_1; B_2; ...]
+
+so HiFi3 (A'B' - lo(A) lo(B)) costs one GEMM of twice the depth, not two.
+
+What differs from the float32 route: only the order in which float32 partial sums are added,
+which BLAS leaves unspecified anyway (a result rounded to bfloat16 then differs in about 2 of
+10,000 elements by one unit in the last place), and denormal products, which oneDNN flushes to
+zero as the device does (numerics.md). A float32 accumulation (accumulate_df=Float32) needs the
+float32 sum itself, so it keeps the float32 route; so do Float16 ("a" family) accumulations and
+operands with slices wider than bfloat16 (Float32 or Float16 values at HiFi2-4).
+
+`TVM_BUDA_BF16_GEMM`: "auto" (default) uses the route where the CPU multiplies bfloat16 natively,
+"0" never, "1" always (slow without hardware support: for testing the route anywhere).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+from .env import BF16_GEMM
+
+_LOW_HALF = np.uint32(0xFFFF)
+
+
+@functools.cache
+def _hardware_bf16() -> bool:
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    checks = [getattr(cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return torch.backends.mkldnn.is_available() and any(check is not None and check() for check in checks)
+
+
+def enabled() -> bool:
+    """Whether fidelity products take the bfloat16 route in this process (TVM_BUDA_BF16_GEMM)."""
+    setting = BF16_GEMM.get().lower()
+    if setting in ("0", "off", "false"):
+        return False
+    if setting in ("1", "on", "true"):
+        return True
+    if setting != "auto":
+        raise ValueError(f"environment variable {BF16_GEMM.name}={setting!r} must be auto, 0 or 1: {BF16_GEMM.doc}")
+    return _hardware_bf16()
+
+
+def holds_bf16(values: np.ndarray) -> bool:
+    """True when every float32 value is a bfloat16 value (its low 16 bits are zero)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    return not np.bitwise_and(bits, _LOW_HALF).any()
+
+
+def side_by_side(parts: list[np.ndarray], axis: int):
+    """The float32 `parts` (each holding bfloat16 values) as one bfloat16 torch tensor, joined
+    along `axis` (-1: the inner dim of a left operand, -2: of a right one). Exact: each value is
+    already a bfloat16 value, so the conversion only drops zero bits."""
+    import torch
+
+    if len(parts) == 1:
+        return torch_view(parts[0]).to(torch.bfloat16)
+    shape = np.broadcast_shapes(*(p.shape for p in parts))
+    width = shape[axis]
+    joined_shape = list(shape)
+    joined_shape[axis] = width * len(parts)
+    joined = torch.empty(joined_shape, dtype=torch.bfloat16)
+    for i, part in enumerate(parts):
+        joined.narrow(axis % len(shape), i * width, width).copy_(torch_view(part))
+    return joined
+
+
+def matmul(left, right) -> np.ndarray:
+    """left @ right for bfloat16 torch tensors (numpy broadcasting), summed in float32 and rounded
+    to bfloat16 once: float32 values, as `accumulate(..., Float16_b)` returns them."""
+    import torch
+
+    if right.ndim == 2 and left.ndim > 2 and left.is_contiguous():   # batch dims only on the left: one GEMM
+        out = torch.mm(left.reshape(-1, left.shape[-1]), right).reshape(left.shape[:-1] + (right.shape[-1],))
+    else:
+        out = torch.matmul(left, right)
+    return out.float().numpy()
+
+
+def torch_view(x: np.ndarray):
+    """`x` as a torch tensor sharing its memory (read-only weights and broadcast views included)."""
+    import torch
+
+    if any(stride < 0 for stride in x.strides):
+        x = np.ascontiguousarray(x)
+    if x.flags.writeable:
+        return torch.from_numpy(x)
+    with warnings.catch_warnings():     # only read
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(x)
