@@ -262,6 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     warnings.filterwarnings("ignore", message=r".*LeafSpec.*", category=FutureWarning)  # torch.export noise
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's C++ logging, if a model needs it
+    # On CPUs with AVX-512 TensorFlow switches on its oneDNN kernels and says so on stderr before its
+    # logging is set up (TF_CPP_MIN_LOG_LEVEL cannot hide it); the CLI uses TF only to convert models
+    # and as the reference, for which its default kernels do.
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

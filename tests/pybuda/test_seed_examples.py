@@ -7,8 +7,12 @@ from tests.helpers import assert_matches_golden
 from tests.models import golden
 
 
-def test_quick_start_bert_encoder_on_wormhole():
+def test_quick_start_bert_encoder_on_wormhole(monkeypatch):
     from transformers import BertConfig, BertModel
+
+    from buda_runtime_sim.runtime import devices
+
+    monkeypatch.setattr(devices, "_silicon_warned", False)   # warned once per process: maybe by an earlier test
 
     torch.manual_seed(0)
     model = BertModel(BertConfig()).eval()  # instead of from_pretrained("bert-base-uncased")
