@@ -8,7 +8,9 @@ Here a call is handed to TVM's FoldConstant only when nothing it reads is a vari
 are constants, shapes or immediates, looking through bindings as FoldConstant does), one call
 at a time in a one-binding module, results cached by structural equality; the rest of
 FoldConstant's rewrite (a variable bound to a constant or a shape is replaced by that value
-where used) is done here. The result is the module TVM's pass returns (tested on real models).
+where used) is done here. Calls numpy computes exactly like TVM's kernels (constant_eval.py:
+masks, slices, casts, layout changes) are folded in numpy rather than by building an LLVM function
+each. The result is the module TVM's pass returns (tested on real models and per op).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import tvm
 import tvm_ffi
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, mutator
+
+from .constant_eval import evaluate
 
 
 @mutator
@@ -76,6 +80,14 @@ class _Folder(PyExprMutator):
         for seen, folded in self.cache:
             if tvm_ffi.structural_equal(seen, call, map_free_vars=shape_only):
                 return folded
+        folded = evaluate(call)
+        if folded is None:
+            folded = self._fold_with_tvm(call, shape_only)
+        self.cache.append((call, folded))
+        return folded
+
+    @staticmethod
+    def _fold_with_tvm(call, shape_only: bool):
         builder = relax.BlockBuilder()
         params = [relax.Var("like", call.args[0].ty)] if shape_only else []
         with builder.function("main", params):
@@ -88,9 +100,7 @@ class _Folder(PyExprMutator):
         value = body.body
         if isinstance(value, relax.Var):
             value = next((b.value for block in body.blocks for b in block.bindings if b.var.same_as(value)), None)
-        folded = value if isinstance(value, tvm.ir.Constant) else call
-        self.cache.append((call, folded))
-        return folded
+        return value if isinstance(value, tvm.ir.Constant) else call
 
 
 # Ops whose first argument contributes only its (static) shape: TVM lowers them without reading it,
