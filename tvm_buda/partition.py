@@ -12,7 +12,7 @@ import tvm
 from tvm import relax
 from tvm.relax.backend.pattern_registry import get_patterns_with_prefix, register_patterns
 from tvm.relax.backend.utils import has_leaking_intermediate_variables
-from tvm.relax.dpl import is_op, wildcard
+from tvm.relax.dpl import CallPattern, ExprPattern, TupleGetItemPattern, TuplePattern, is_op, wildcard
 from tvm.relax.transform import PatternCheckContext
 
 from .fallback import DataflowGraph, forced_host_ops, where
@@ -88,6 +88,35 @@ def device_patterns():
     return get_patterns_with_prefix(PATTERN_PREFIX)
 
 
+def _required_ops(pattern) -> set[str]:
+    """Ops every match of `pattern` calls (a subset when the pattern has alternatives: those add none)."""
+    if isinstance(pattern, CallPattern):
+        op = pattern.op
+        own = {op.expr.name} if isinstance(op, ExprPattern) and isinstance(op.expr, tvm.ir.Op) else set()
+        return own.union(*(_required_ops(a) for a in pattern.args))
+    if isinstance(pattern, TuplePattern):
+        return set().union(*(_required_ops(f) for f in pattern.fields))
+    if isinstance(pattern, TupleGetItemPattern):
+        return _required_ops(pattern.tuple)
+    return set()
+
+
+def _called_ops(mod: tvm.IRModule) -> set[str]:
+    names = set()
+    for func in mod.functions.values():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(
+                func, lambda e: isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.Op) and names.add(e.op.name))
+    return names
+
+
+def patterns_for(mod: tvm.IRModule) -> list:
+    """The device patterns that can match in `mod`, in priority order: those calling an op `mod`
+    never calls are left out (FuseOpsByPattern scans the whole module once per pattern)."""
+    called = _called_ops(mod)
+    return [p for p in device_patterns() if _required_ops(p.pattern) <= called]
+
+
 class UnsupportedOpError(RuntimeError):
     """An op the device cannot run, with CPU fallback disabled."""
 
@@ -109,7 +138,7 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
         host = forced_host_ops(graph, fallback, config.enable_tm_cpu_fallback, config.tm_cpu_fallback_max_depth)
     seq = tvm.transform.Sequential(
         [
-            relax.transform.FuseOpsByPattern(device_patterns(), bind_constants=False, annotate_codegen=False),
+            relax.transform.FuseOpsByPattern(patterns_for(mod), bind_constants=False, annotate_codegen=False),
             relax.transform.MergeCompositeFunctions(),
         ],
         name="partition_for_buda",
