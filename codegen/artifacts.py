@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file, save, save_file
 
 from .graph import ModuleGraph, OpLine
 from .writer import render
@@ -38,18 +38,34 @@ class GeneratedFiles:
         return [self.source, self.params, self.manifest]
 
 
-def content_digest(graphs: list[ModuleGraph], salt: str = "") -> str:
-    """SHA-256 of what a compile generates (source, op shapes, weights) plus `salt` (options, model
-    name): names the folder the modules are written to, so two different compiles never share a
-    file and the same compile always lands in the same place."""
+def module_tensors(graph: ModuleGraph) -> dict[str, np.ndarray]:
+    """The weights and constants a module's safetensors file holds, in file order."""
+    return {k: np.ascontiguousarray(v) for k, v in {**graph.parameters, **graph.constants}.items()}
+
+
+def params_sha256(graph: ModuleGraph) -> str:
+    """SHA-256 of the safetensors file write_module writes for `graph`, computed without writing it."""
+    tensors = module_tensors(graph)
+    head = _safetensors_head(tensors)
+    if head is None:
+        return hashlib.sha256(save(tensors)).hexdigest()
+    digest = hashlib.sha256(head)
+    for array in tensors.values():
+        digest.update(array.reshape(-1).view(np.uint8))
+    return digest.hexdigest()
+
+
+def content_digest(graphs: list[ModuleGraph], salt: str = "", params_digests: list[str] | None = None) -> str:
+    """SHA-256 of what a compile generates (source, op shapes, and each weights file through its own
+    SHA-256, `params_digests` when the caller has them) plus `salt` (options, model name): names the
+    folder the modules are written to, so two different compiles never share a file and the same
+    compile always lands in the same place."""
     digest = hashlib.sha256(salt.encode())
-    for graph in graphs:
+    params_digests = params_digests or [params_sha256(g) for g in graphs]
+    for graph, params_digest in zip(graphs, params_digests, strict=True):
         digest.update(render(replace(graph, module_name=""), "").encode())
         digest.update(json.dumps([asdict(op) for op in graph.ops], sort_keys=True, default=str).encode())
-        for name, value in {**graph.parameters, **graph.constants}.items():
-            array = np.ascontiguousarray(value)
-            digest.update(f"{name}:{array.dtype}:{array.shape}".encode())
-            digest.update(array.reshape(-1).view(np.uint8))
+        digest.update(params_digest.encode())
     return digest.hexdigest()
 
 
@@ -70,12 +86,13 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
-def write_module(graph: ModuleGraph, directory: Path, header: str, extra_manifest: dict | None = None) -> GeneratedFiles:
+def write_module(graph: ModuleGraph, directory: Path, header: str, extra_manifest: dict | None = None,
+                 params_digest: str | None = None) -> GeneratedFiles:
+    """params_digest: params_sha256(graph) when the caller has it (the weights are not hashed twice)."""
     files = GeneratedFiles.for_module(directory, graph.module_name)
-    source = render(graph, header)
-    _atomic_write(files.source, lambda p: Path(p).write_text(source))
-    tensors = {k: np.ascontiguousarray(v) for k, v in {**graph.parameters, **graph.constants}.items()}
-    _atomic_write(files.params, lambda p: write_safetensors(tensors, p))
+    source = render(graph, header).encode()
+    _atomic_write(files.source, lambda p: Path(p).write_bytes(source))
+    _atomic_write(files.params, lambda p: write_safetensors(module_tensors(graph), p))
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "module_name": graph.module_name,
@@ -83,7 +100,8 @@ def write_module(graph: ModuleGraph, directory: Path, header: str, extra_manifes
         "signature": graph.signature(),
         "source_ops": graph.source_ops,
         "ops": [asdict(op) for op in graph.ops],
-        "checksums": {files.source.name: sha256(files.source), files.params.name: sha256(files.params)},
+        "checksums": {files.source.name: hashlib.sha256(source).hexdigest(),
+                      files.params.name: params_digest or sha256(files.params)},
         **(extra_manifest or {}),
     }
     _atomic_write(files.manifest, lambda p: Path(p).write_text(json.dumps(manifest, indent=2, sort_keys=True)))
@@ -102,21 +120,29 @@ _ST_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np
 _NP_TO_ST = {np.dtype(v): k for k, v in _ST_DTYPES.items() if v is not None}
 
 
-def write_safetensors(tensors: dict[str, np.ndarray], path) -> None:
-    """Write the safetensors format tensor by tensor (safetensors.numpy.save_file first builds
-    the whole file in memory: hundreds of MB at compile time for a BERT-base)."""
+def _safetensors_head(tensors: dict[str, np.ndarray]) -> bytes | None:
+    """Length and header of the file write_safetensors writes (tensors in the dict's order), or None
+    when a dtype is one numpy has no name for here (the library writes those)."""
     header, offset = {}, 0
     for name, array in tensors.items():
         if array.dtype not in _NP_TO_ST:
-            return save_file(tensors, str(path))
+            return None
         header[name] = {"dtype": _NP_TO_ST[array.dtype], "shape": list(array.shape),
                         "data_offsets": [offset, offset + array.nbytes]}
         offset += array.nbytes
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)  # the format pads the header to 8 bytes
+    return len(text).to_bytes(8, "little") + text
+
+
+def write_safetensors(tensors: dict[str, np.ndarray], path) -> None:
+    """Write the safetensors format tensor by tensor (safetensors.numpy.save_file first builds
+    the whole file in memory: hundreds of MB at compile time for a BERT-base)."""
+    head = _safetensors_head(tensors)
+    if head is None:
+        return save_file(tensors, str(path))
     with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little"))
-        f.write(text)
+        f.write(head)
         for array in tensors.values():
             f.write(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 

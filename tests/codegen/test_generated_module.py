@@ -54,3 +54,22 @@ def test_identical_subgraphs_share_one_module():
     from tests.helpers import assert_matches_golden
 
     assert_matches_golden(compiled.run(x), model(x))
+
+
+def test_manifest_checksums_are_those_of_the_files_written(tmp_path):
+    # the weights are hashed once, from memory, before writing: the digest must be the file's own
+    from dataclasses import replace
+
+    import numpy as np
+
+    import codegen
+
+    torch.manual_seed(0)
+    compiled = tvm_buda.compile_model(MLP().eval(), (torch.randn(4, 64),), name="mlp")
+    (files, graph), = [(sub.files, graph) for sub, graph in compiled.subgraphs]
+    assert codegen.verify(files) == []
+    assert json.loads(files.manifest.read_text())["checksums"][files.params.name] == codegen.sha256(files.params)
+    # a dtype our writer leaves to the safetensors library: the same rule holds
+    odd = replace(graph, module_name="odd", constants={"c": np.arange(5, dtype=np.uint32)})
+    written = codegen.write_module(odd, tmp_path, "header")
+    assert codegen.params_sha256(odd) == codegen.sha256(written.params) and codegen.verify(written) == []
