@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +64,7 @@ def content_digest(graphs: list[ModuleGraph], salt: str = "", params_digests: li
     params_digests = params_digests or [params_sha256(g) for g in graphs]
     for graph, params_digest in zip(graphs, params_digests, strict=True):
         digest.update(render(replace(graph, module_name=""), "").encode())
-        digest.update(json.dumps([asdict(op) for op in graph.ops], sort_keys=True, default=str).encode())
+        digest.update(json.dumps(graph.op_records(), sort_keys=True, default=str).encode())
         digest.update(params_digest.encode())
     return digest.hexdigest()
 
@@ -99,7 +99,7 @@ def write_module(graph: ModuleGraph, directory: Path, header: str, extra_manifes
         "class_name": graph.class_name,
         "signature": graph.signature(),
         "source_ops": graph.source_ops,
-        "ops": [asdict(op) for op in graph.ops],
+        "ops": graph.op_records(),
         "checksums": {files.source.name: hashlib.sha256(source).hexdigest(),
                       files.params.name: params_digest or sha256(files.params)},
         **(extra_manifest or {}),
