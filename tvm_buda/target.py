@@ -14,6 +14,7 @@ from relay_passes import buda_pass_pipeline
 from . import device_runtime  # noqa: F401  (registers relax.ext.buda)
 from .build_state import current_build, stage
 from .codegen_pass import BudaCodegen
+from .host_lowering import lower_host_ops
 from .partition import partition_for_buda
 
 TARGET_TAG = "buda"
@@ -47,7 +48,7 @@ def buda_pipeline():
             state.recorder.partitioned(mod)
         stage("build host code (LLVM)")
         mod = relax.transform.RunCodegen()(mod)
-        return relax.get_pipeline("default")(mod)
+        return relax.get_pipeline("default")(lower_host_ops(mod))
 
     return _pipeline
 
