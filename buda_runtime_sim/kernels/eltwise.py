@@ -43,9 +43,12 @@ def _row(t: Tensor) -> np.ndarray:
 
 def multiply_with_fidelity(x: np.ndarray, y: np.ndarray, numerics, x_format=None, y_format=None) -> np.ndarray:
     """The FPU multiply: operands split into fidelity phases (see fidelity.py). Formats the
-    operands are known to be held in let the split skip masks that cannot change them."""
-    x, y = np.broadcast_arrays(np.asarray(x, np.float32), np.asarray(y, np.float32))
-    return fidelity_multiply(x, y, numerics.math_fidelity, a_format=x_format, b_format=y_format)
+    operands are known to be held in let the split skip masks that cannot change them.
+
+    The operands go in unbroadcast (fidelity_multiply broadcasts them as np.multiply does): a
+    scalar or a bias row is sliced once, not once per element of the other operand."""
+    return fidelity_multiply(np.asarray(x, np.float32), np.asarray(y, np.float32), numerics.math_fidelity,
+                             a_format=x_format, b_format=y_format)
 
 
 @kernel("Multiply")
