@@ -13,6 +13,7 @@ from .constants import TILE_DIM
 from .dataformat import DataFormat
 from .formats import holds_exactly, quantize
 
+_FLOAT32 = np.dtype(np.float32)
 # Formats a host array keeps its integer values in.
 _INTEGER_DTYPES = {np.dtype(np.int32): DataFormat.Int32, np.dtype(np.int8): DataFormat.Int8}
 
@@ -33,10 +34,11 @@ class Tensor:
     __slots__ = ("padded", "shape", "data_format", "dtype", "_derived")
 
     def __init__(self, padded: np.ndarray, shape, data_format: DataFormat = DataFormat.Float32, dtype=None):
+        # (every op makes one: the common argument types skip the conversions)
         self.padded = padded
-        self.shape = tuple(int(d) for d in shape)
-        self.data_format = DataFormat(data_format)
-        self.dtype = np.dtype(dtype) if dtype is not None else np.dtype(np.float32)
+        self.shape = tuple(map(int, shape))
+        self.data_format = data_format if type(data_format) is DataFormat else DataFormat(data_format)
+        self.dtype = _FLOAT32 if dtype is None else np.dtype(dtype)
         self._derived = None
 
     # ---- construction ---------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..formats import quantize
 from ..tensor import Tensor, pad
 
 
@@ -44,9 +45,14 @@ def broadcast_shape(shape_a, shape_b, argument: str = "operandB") -> tuple[int, 
 
 
 def result(values: np.ndarray, numerics) -> Tensor:
-    """A kernel's logical float result as a device tensor: zero-padded, rounded to the output format."""
+    """A kernel's logical float result as a device tensor: rounded to the output format, zero-padded.
+
+    Rounding before padding gives the same storage as rounding the padded array (every format
+    rounds zero to zero, and zeros appended to a row never move a block-float block's shared
+    exponent: formats.quantize) without rounding the padding: a reduction's [.., 32, 1] result
+    pads to 32 times its size."""
     values = np.asarray(values, dtype=np.float32)
-    return Tensor.from_padded(pad(values), values.shape, numerics.output_df)
+    return Tensor(pad(quantize(values, numerics.output_df)), values.shape, numerics.output_df)
 
 
 def moved(a: Tensor, values: np.ndarray) -> Tensor:

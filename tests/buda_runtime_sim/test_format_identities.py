@@ -42,3 +42,18 @@ def test_skipped_requantisation_is_the_identity(source, target):
 def test_unknown_formats_claim_nothing():
     assert mantissa_bits(DF.Int32) == 23 and mantissa_bits(None) == 23
     assert not holds_exactly(DF.Float16_b, DF.Int32)
+
+
+@pytest.mark.parametrize("fmt", sorted(set(DF) - {DF.Invalid}, key=int))
+@pytest.mark.parametrize("shape", [(), (5,), (3, 33), (2, 32, 1), (1, 17, 40)])
+def test_rounding_before_padding_equals_rounding_the_padded_storage(fmt, shape):
+    """kernels.common.result rounds a logical result, then pads it: the storage must be bit for bit
+    what rounding the padded array gives (zero rounds to zero; appended zeros never move a block's
+    shared exponent)."""
+    from buda_runtime_sim.tensor import pad
+
+    values = _samples(2).reshape(-1)[:int(np.prod(shape))].reshape(shape)
+    padded_first = quantize(pad(values), fmt)
+    rounded_first = pad(quantize(values, fmt))
+    assert padded_first.shape == rounded_first.shape
+    np.testing.assert_array_equal(rounded_first.view(np.uint32), padded_first.view(np.uint32))
