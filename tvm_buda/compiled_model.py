@@ -172,8 +172,13 @@ def _aligned_copy(array: np.ndarray) -> np.ndarray:
 
 
 def _flatten(result) -> list[np.ndarray]:
+    """The VM's outputs as numpy views of its memory, which the VM reuses on its next call: the
+    caller copies them (to_framework always does) before running the VM again."""
     if isinstance(result, tvm.runtime.Tensor):
-        return [result.numpy()]
+        try:
+            return [np.from_dlpack(result)]   # a view: ~0.2 us, against ~8 us for result.numpy()
+        except Exception:  # noqa: BLE001 - dtypes numpy cannot take by DLPack are copied by TVM
+            return [result.numpy()]
     return [a for item in result for a in _flatten(item)]
 
 

@@ -87,7 +87,10 @@ class DeviceSubgraph:
             )
         for out, result in zip(outs, results):
             dest = np.from_dlpack(out)
-            value = result.numpy() if isinstance(result, Tensor) else np.asarray(result)
+            if isinstance(result, Tensor):   # a float result is copied once: device storage -> VM output
+                value = result.logical() if result.dtype == np.float32 else result.numpy()
+            else:
+                value = np.asarray(result)
             if value.shape != dest.shape:
                 raise RuntimeError(
                     f"generated module {self.files.source.name} produced shape {value.shape}, the graph expects {dest.shape}"

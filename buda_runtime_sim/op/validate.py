@@ -49,9 +49,12 @@ class Args:
         return value
 
     def ints(self, argument: str, value, lengths=None, minimum: int | None = None) -> tuple[int, ...]:
-        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-            self.fail(argument, f"must be a sequence of ints, got {value!r}")
-        values = tuple(self.int(argument, v, minimum) for v in value)
+        if type(value) is tuple and minimum is None and all(type(v) is int for v in value):
+            values = value   # the common case (generated code passes tuples of ints)
+        else:
+            if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+                self.fail(argument, f"must be a sequence of ints, got {value!r}")
+            values = tuple(self.int(argument, v, minimum) for v in value)
         if lengths is not None and len(values) not in lengths:
             self.fail(argument, f"must have {' or '.join(map(str, lengths))} values, got {len(values)}")
         return values
