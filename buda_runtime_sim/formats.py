@@ -34,6 +34,7 @@ import numpy as np
 from .blockfloat import BFP_FORMATS, check_rounding, decode_blocks, encode_blocks, quantize_blocks
 from .constants import BLOCK_SIZE, FACE_DIM, TILE_DIM, TILE_SIZE
 from .dataformat import DataFormat
+from .float_errors import ignored
 
 _FLOAT_DTYPES = {
     DataFormat.Float32: np.dtype(np.float32),
@@ -143,7 +144,7 @@ def quantize(array, fmt: DataFormat, rounding: str = "host") -> np.ndarray:
     if fmt == DataFormat.Float32:
         return a
     if fmt in _FLOAT_DTYPES:
-        with np.errstate(over="ignore"):          # overflow to inf is the documented behaviour
+        with ignored():          # overflow to inf and NaN kept are the documented behaviour
             return a.astype(_FLOAT_DTYPES[fmt]).astype(np.float32)
     return _quantize_bfp(a, fmt, rounding)
 

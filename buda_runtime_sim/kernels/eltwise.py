@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fidelity import fidelity_multiply
+from ..float_errors import ignored
 from ..tensor import Tensor, pad, zero_padding
 from .common import broadcast_shape
 from .registry import kernel
@@ -16,7 +17,7 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
 
     keeps_zero: fn(0, 0) == 0, so padding stays zero when both operands share a layout.
     """
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with ignored():
         if a.shape == b.shape:
             out = np.asarray(fn(a.padded, b.padded), dtype=np.float32)
             if not keeps_zero:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..float_errors import ignored
 from ..tensor import Tensor, zero_padding
 from .common import OpArgumentError, axis, result
 from .registry import kernel
@@ -45,7 +46,7 @@ def _normalise(function):
         a = inputs[0]
         dim = axis(attrs["dim"], max(a.ndim, 1))
         stable = bool(attrs.get("stable", True))
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        with ignored():
             if _along_last_dim(a, dim):
                 out = np.asarray(function(_masked_rows(a), -1, stable), dtype=np.float32)
                 return Tensor.from_padded(zero_padding(out, a.shape), a.shape, numerics.output_df)

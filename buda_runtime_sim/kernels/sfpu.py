@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..float_errors import ignored
 from ..tensor import Tensor, zero_padding
 from .registry import kernel
 
@@ -16,7 +17,7 @@ _ZERO = np.zeros(1, np.float32)
 def unary(a: Tensor, fn, numerics, selects: bool = False) -> Tensor:
     """selects: every output value is an input value or zero (relu), so an output format that holds
     the input's format exactly needs no rounding pass."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with ignored():
         out = np.asarray(fn(a.padded), dtype=np.float32)
         keeps_zero = np.all(np.asarray(fn(_ZERO)) == 0)
     if not keeps_zero:
