@@ -116,12 +116,14 @@ class Tensor:
 def pad(values: np.ndarray) -> np.ndarray:
     """Zero-pad the last two dims of `values` (promoted to >= 2-D) to tile multiples."""
     values = np.asarray(values, dtype=np.float32)
-    two_d = values.reshape((1,) * max(0, 2 - values.ndim) + values.shape)
-    target = storage_shape(values.shape)
-    if two_d.shape == target:
-        return np.ascontiguousarray(two_d)
-    out = np.zeros(target, dtype=np.float32)
-    out[..., : two_d.shape[-2], : two_d.shape[-1]] = two_d
+    if values.ndim < 2:
+        values = values.reshape((1,) * (2 - values.ndim) + values.shape)
+    *lead, rows, cols = values.shape
+    padded_rows, padded_cols = -(-rows // TILE_DIM) * TILE_DIM, -(-cols // TILE_DIM) * TILE_DIM
+    if rows == padded_rows and cols == padded_cols:
+        return np.ascontiguousarray(values)
+    out = np.zeros((*lead, padded_rows, padded_cols), dtype=np.float32)
+    out[..., :rows, :cols] = values
     return out
 
 
