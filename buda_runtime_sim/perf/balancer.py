@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .config import PlacementConfig
-from .epochs import EpochCost, epoch_costs
+from .epochs import EpochCost, epoch_costs, epoch_op_cycles
 from .placer import Placement, place
 from .prepare import PreparedGraph, PreparedOp
 
@@ -84,34 +84,37 @@ def _fill_spare_cores(prepared, config, runs, frontiers, plan: Plan) -> Plan:
     frontier_of = {op.name: f for op, f in zip(prepared.placed, frontiers)}
     pinned = {op.name for op in prepared.placed if int(op.allowed.sum()) == 1}
     subgraph = {op.name: op.op.subgraph for op in prepared.placed}
+    order = {op.name: i for i, op in enumerate(prepared.placed)}
     by_epoch: dict[int, list[Placement]] = {}
     for pl in plan.placements:
         by_epoch.setdefault(pl.epoch, []).append(pl)
-    placements = []
+    placements = [pl for pl in plan.placements]
     for index, members in sorted(by_epoch.items()):
         names = [pl.op for pl in members]
         grids = {pl.op: pl.grid for pl in members}
+        others = [pl for pl in placements if pl.epoch != index]
         layout = members
-        cycles = {n: _frontier_cycles(frontier_of[n], grids[n]) for n in names}
         while not any(pl.chip for pl in layout):
+            cycles = epoch_op_cycles(prepared, others + layout, index)
             slowest = max(names, key=cycles.__getitem__)
             frontier = frontier_of[slowest]
-            step = frontier.grids.index(grids[slowest]) + 1 if grids[slowest] in frontier.grids else len(frontier.grids)
+            step = _next_faster(frontier, grids[slowest])
             if slowest in pinned or step >= len(frontier.grids):
                 break
             trial = dict(grids, **{slowest: frontier.grids[step]})
             trial_layout = place([(n, trial[n], subgraph[n]) for n in names], board)
             if any(pl.epoch or pl.chip for pl in trial_layout):
                 break
-            grids, layout, cycles[slowest] = trial, trial_layout, float(frontier.cycles[step])
-        placements += [replace(pl, epoch=index) for pl in layout]
+            grids, layout = trial, [replace(pl, epoch=index) for pl in trial_layout]
+        placements = others + [replace(pl, epoch=index) for pl in layout]
+    placements.sort(key=lambda pl: order[pl.op])
     filled = Plan(placements, epoch_costs(prepared, placements, runs), plan.target_cycles)
     return filled if filled.total_cycles <= plan.total_cycles else plan
 
 
-def _frontier_cycles(frontier: _Frontier, grid: tuple[int, int]) -> float:
-    """Cycles of an op at a grid on its frontier (the balancer only picks frontier grids)."""
-    return float(frontier.cycles[frontier.grids.index(grid)]) if grid in frontier.grids else float("inf")
+def _next_faster(frontier: _Frontier, grid: tuple[int, int]) -> int:
+    """Index of the frontier grid after `grid` (past the end if `grid` is the fastest or not on it)."""
+    return frontier.grids.index(grid) + 1 if grid in frontier.grids else len(frontier.grids)
 
 
 def _targets(frontiers: list[_Frontier]) -> list[float]:

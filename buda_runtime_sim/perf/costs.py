@@ -22,16 +22,14 @@ from ..enums import BackendDevice
 from ..formats import tile_bytes
 from . import core_cycles
 from . import ops as K
-from .boards import NOC_BYTES_PER_CYCLE, Board
+from . import data_movement as DM
+from .boards import Board
 from .ops import PerfOp, ceil_tiles, tensor_tiles, tile_dims
 
 # ---- matrix-unit peak (spec/perf_model.md): the utilisation numerator, not the op cycles --------
 # One 32x32x32 tile product per fidelity phase: Wormhole does 8x16 @ 16x16 per cycle, Grayskull 4x16 @ 16x16.
 MATMUL_CYCLES_PER_TILE_PHASE = {BackendDevice.Wormhole_B0: 16, BackendDevice.Grayskull: 32}
 TILE_MACS = TILE_DIM ** 3
-# L1 share a core may spend on resident weights (the rest buffers activations); weights that do
-# not fit are re-read from DRAM/NoC every run instead.
-WEIGHT_L1_FRACTION = 0.5
 
 
 @dataclass(frozen=True)
@@ -137,11 +135,16 @@ class GridCycles:
     math: np.ndarray
     data: np.ndarray
     weights_resident: np.ndarray
+    fits: np.ndarray | None = None     # the op's buffers fit a core's usable L1 (data_movement.l1_usable_bytes)
 
 
 def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c, weights_in_dram: bool = False) -> GridCycles:
     """Cycles for one run of `op` on grids r x c (numpy arrays, broadcast together); `weights_in_dram`
-    (default_dram_parameters / override_dram_parameters) streams the weights every run."""
+    (default_dram_parameters / override_dram_parameters) streams the weights every run.
+
+    data = the slowest of reading each input operand and writing the output (PyBuda's limiter
+    cycles, data_movement.py): activations over the NoC, weights that are not resident from DRAM
+    at the per-core rate of the op's cores all reading at once."""
     r, c = np.broadcast_arrays(np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64))
     mr = -(-geom.rt // r)               # row tiles per core
     nc = -(-(geom.z * geom.ct) // c)    # column tiles per core, across slices
@@ -150,27 +153,44 @@ def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c, weights_in_dram:
     act_bytes = tile_bytes(op.data_format)
     weight_bytes = tile_bytes(op.weight_format or op.data_format)
     split = c if geom.weight_axis == "c" else r
-    fits = -(-geom.weight_tiles // split) * weight_bytes <= board.l1_bytes * WEIGHT_L1_FRACTION
-    resident = fits & (not weights_in_dram)
+    weight_share = -(-geom.weight_tiles // split) * weight_bytes
+    buffers = l1_buffer_bytes(geom, mr, -(-nc // nz), act_bytes)
+    usable = DM.l1_usable_bytes(board)
+    resident = (buffers + weight_share <= usable) & (not weights_in_dram)
     math_cycles = core_cycles.op_cycles(op, geom, board, nz, mr, -(-nc // nz), r * c)
-    in_tiles, out_tiles = _io_tiles(geom, tiles, mr, nc, nz, r, c)
-    streamed_weights = np.where(resident, 0, -(-geom.weight_tiles // split))
-    in_bytes = in_tiles * act_bytes + streamed_weights * weight_bytes
-    data = np.maximum(in_bytes, out_tiles * act_bytes) / NOC_BYTES_PER_CYCLE
-    return GridCycles(np.maximum(math_cycles, data), math_cycles, data, resident)
+    operands, out_tiles = _io_tiles(geom, tiles, mr, nc, nz, r, c)
+    data = DM.noc_cycles(out_tiles * act_bytes)
+    for operand in operands:
+        data = np.maximum(data, DM.noc_cycles(operand * act_bytes))
+    streamed = np.where(resident, 0, weight_share) / DM.dram_core_bytes_per_cycle(board, r * c)
+    data = np.maximum(data, streamed)
+    return GridCycles(np.maximum(math_cycles, data), math_cycles, data, resident, buffers <= usable)
+
+
+def l1_buffer_bytes(geom: Geometry, rows, cols, act_bytes: int):
+    """L1 a core's buffers take, weights aside, double-buffered (buf_size_mb 2 in the netlists): its
+    output block of one slice; a matmul's streamed inputs one inner tile deep at least (u_kt = 1);
+    other ops' inputs one ublock each."""
+    block = rows * cols
+    if geom.kind in (K.MATMUL, K.CONV):
+        inputs = (rows if geom.a_streamed else 0) + (cols if geom.b_streamed else 0)
+    else:
+        inputs = geom.act_inputs * np.minimum(block, core_cycles.UBLOCK_MAX_TILES)
+    return 2 * (block + inputs) * act_bytes
 
 
 def _io_tiles(geom: Geometry, tiles, mr, nc, nz, r, c):
+    """(tiles of each streamed input operand, output tiles) one core moves per run."""
     kind = geom.kind
     if kind in (K.MATMUL, K.CONV):
-        a = nz * mr * geom.kt if geom.a_streamed else 0
-        b = geom.kt * nc if geom.b_streamed else 0
+        a = [nz * mr * geom.kt] if geom.a_streamed else []
+        b = [geom.kt * nc] if geom.b_streamed else []
         return a + b, tiles
     if kind in (K.DEPTHWISE, K.POOL):  # each output tile gathers one input tile per tap
-        return tiles * geom.kt, tiles
+        return [tiles * geom.kt], tiles
     if kind == K.REDUCE:
-        return tiles, -(-geom.out_tiles // (r * c))
-    return tiles * geom.act_inputs, tiles
+        return [tiles], -(-geom.out_tiles // (r * c))
+    return [tiles] * geom.act_inputs, tiles
 
 
 def useful_math_cycles(op: PerfOp, geom: Geometry, board: Board) -> float:

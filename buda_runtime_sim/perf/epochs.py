@@ -6,6 +6,11 @@ the slowest op, the epoch's DRAM traffic or its busiest chip-to-chip link (chips
 is slower. Before that, the epoch's
 resident weights are loaded from DRAM (prologue) and the cores are reconfigured (switch).
 
+An op that reads a tensor from another epoch or from an input queue, or writes one for another
+epoch or an output queue, does so from DRAM: each of its cores at the per-core DRAM rate of
+data_movement.py, shared by every core of the epoch that touches DRAM (PyBuda's
+dram_access_core_count). Its cycles are the larger of that and its grid cycles (costs.py).
+
     epoch cycles = switch + prologue + fill + (runs - 1) * stage
 """
 
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import data_movement as DM
 from .chips import ethernet_transfers, link_cycles
 
 # Reconfiguring every core for a new epoch (kernels, pipes, queues). An assumption, not a
@@ -54,20 +60,55 @@ def epoch_costs(prepared, placements, runs: int) -> list[EpochCost]:
     for index in sorted(by_epoch):
         members = by_epoch[index]
         names = [pl.op for pl in members]
-        cycles = {n: ops[n].cycles(grids[n]) for n in names}
+        cycles = _op_cycles(prepared, ops, members, epoch_of)
         slowest = max(names, key=cycles.__getitem__)
         dram_bytes, prologue_bytes = _dram_traffic(prepared, ops, names, epoch_of, grids)
-        dram = dram_bytes / board.dram_bytes_per_cycle
+        dram = dram_bytes / DM.dram_bytes_per_cycle(board)
         ethernet, latency = links.get(index, (0.0, 0.0))
         stage = max(cycles[slowest], dram, ethernet)
         fill = max(_longest_chain(ops, names, cycles), dram, ethernet) + latency
-        prologue = prologue_bytes / board.dram_bytes_per_cycle
+        prologue = prologue_bytes / DM.dram_bytes_per_cycle(board)
         total = EPOCH_SWITCH_CYCLES + prologue + fill + (runs - 1) * stage
         costs.append(EpochCost(
             index, ops[names[0]].op.subgraph, names, len({pl.chip for pl in members}),
             sum(pl.cores for pl in members), slowest, cycles[slowest], dram, stage, fill, prologue,
             EPOCH_SWITCH_CYCLES, total, sum(ops[n].useful_math for n in names), cycles, ethernet))
     return costs
+
+
+def epoch_op_cycles(prepared, placements, epoch: int) -> dict[str, float]:
+    """Cycles per run of each op of one epoch, its DRAM queue traffic included."""
+    ops = {p.name: p for p in prepared.placed}
+    epoch_of = {pl.op: pl.epoch for pl in placements}
+    return _op_cycles(prepared, ops, [pl for pl in placements if pl.epoch == epoch], epoch_of)
+
+
+def _op_cycles(prepared, ops, members, epoch_of) -> dict[str, float]:
+    """The larger of each op's grid cycles and its DRAM queue traffic at the per-core DRAM rate,
+    every core of the epoch that touches DRAM sharing the channels."""
+    queue_bytes = {pl.op: _queue_bytes(prepared, ops, ops[pl.op], epoch_of, pl.grid) for pl in members}
+    dram_cores = sum(pl.cores for pl in members if max(queue_bytes[pl.op]) > 0)
+    per_core = DM.dram_core_bytes_per_cycle(prepared.board, max(1, dram_cores))
+    return {pl.op: max(ops[pl.op].cycles(pl.grid), max(queue_bytes[pl.op]) / pl.cores / per_core) for pl in members}
+
+
+def _queue_bytes(prepared, ops, op, epoch_of, grid) -> tuple[float, ...]:
+    """Bytes per run the op moves through DRAM queues, one entry per operand and its output: tensors
+    from other epochs or input queues, weights that are not resident (every core along the split
+    reads its own copy of its share), and its output when another epoch or an output queue takes it."""
+    epoch = epoch_of[op.name]
+    reads = [float(ops[p].output_bytes(op.op.data_format)) for p in op.producers if epoch_of[p] != epoch]
+    consumers = prepared.consumers[op.name]
+    write = op.output_bytes() if not consumers or any(epoch_of[c] != epoch for c in consumers) else 0
+    return tuple(reads) + (float(op.graph_input_bytes), float(write), _streamed_weight_bytes(op, grid))
+
+
+def _streamed_weight_bytes(op, grid) -> float:
+    """Weight bytes per run the op's cores read from DRAM (0 when the weights are resident in L1)."""
+    r, c = grid
+    if not op.geom.weight_tiles or op.table.weights_resident[r - 1, c - 1]:
+        return 0.0
+    return float(op.weight_bytes() * (r if op.geom.weight_axis == "c" else c))
 
 
 def _dram_traffic(prepared, ops, names, epoch_of, grids) -> tuple[float, float]:
@@ -81,14 +122,13 @@ def _dram_traffic(prepared, ops, names, epoch_of, grids) -> tuple[float, float]:
             if epoch_of[producer] != epoch and producer not in read:
                 read.add(producer)
                 per_run += ops[producer].output_bytes(op.op.data_format)
-        if any(epoch_of[c] != epoch for c in prepared.consumers[name]):
+        if not prepared.consumers[name] or any(epoch_of[c] != epoch for c in prepared.consumers[name]):
             per_run += op.output_bytes()
-        r, c = grids[name]
-        if op.geom.weight_tiles:
-            if op.table.weights_resident[r - 1, c - 1]:
-                prologue += op.weight_bytes()
-            else:
-                per_run += op.weight_bytes()
+        per_run += op.graph_input_bytes
+        streamed = _streamed_weight_bytes(op, grids[name])
+        per_run += streamed
+        if op.geom.weight_tiles and not streamed:
+            prologue += op.weight_bytes()
     return per_run, prologue
 
 

@@ -38,6 +38,7 @@ class PreparedOp:
     allowed: np.ndarray | None = None        # grid shapes the balancer may pick
     producers: list[str] = field(default_factory=list)  # placed ops feeding this one
     useful_math: float = 0.0                 # for utilisation, per run
+    graph_input_bytes: int = 0               # per run: activations read from the graph's input queues
 
     @property
     def name(self) -> str:
@@ -100,8 +101,9 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
             raise ValueError(f"op {op.name!r} ({op.op_type}) has no static shapes; the perf model needs them")
         geom = geometry(op, weights)
         table = grid_cycles(op, geom, board, grid_r, grid_c, weights_in_dram=config.weights_in_dram(op.name))
-        allowed = _allowed_grids(op.name, geom, board, config, grid_r, grid_c)
-        prepared.append(PreparedOp(op, PLACED, geom, table, allowed, producers, useful_math_cycles(op, geom, board)))
+        allowed = _allowed_grids(op.name, geom, board, config, grid_r, grid_c, table.fits)
+        prepared.append(PreparedOp(op, PLACED, geom, table, allowed, producers, useful_math_cycles(op, geom, board),
+                                   _graph_input_bytes(op, weights, source)))
         by_name[op.name] = prepared[-1]
         source[op.value] = op.name
     consumers: dict[str, list[str]] = {p.name: [] for p in prepared if p.role == PLACED}
@@ -110,6 +112,12 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
             for producer in p.producers:
                 consumers[producer].append(p.name)
     return PreparedGraph(graph, board, prepared, consumers)
+
+
+def _graph_input_bytes(op: PerfOp, weights: set, source: dict) -> int:
+    """Bytes of the op's activation inputs that no placed op produces: they come from input queues."""
+    return sum(tensor_bytes(shape, op.data_format) for name, shape in zip(op.inputs, op.input_shapes)
+               if name not in weights and name not in source and shape)
 
 
 def _fuses(op: PerfOp, activations: list[str], source: dict, by_name: dict, uses: dict) -> bool:
@@ -126,7 +134,8 @@ def _fuses(op: PerfOp, activations: list[str], source: dict, by_name: dict, uses
     return is_vector and producer is not None and producer.geom.kind in (K.MATMUL, K.CONV)
 
 
-def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementConfig, grid_r, grid_c) -> np.ndarray:
+def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementConfig, grid_r, grid_c,
+                   fits=None) -> np.ndarray:
     override = lookup(config.op_sizes, name)
     if override is not None:
         r, c = override
@@ -140,4 +149,6 @@ def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementCon
         allowed &= grid_r == 1
     if config.balancer_policy in SMALLEST_GRID_POLICIES:
         allowed &= (grid_r == 1) & (grid_c == 1)
+    if fits is not None and (allowed & fits).any():
+        allowed &= fits             # grids whose buffers overflow L1 are illegal, unless every one does
     return allowed
