@@ -26,6 +26,7 @@ from ..enums import BackendDevice
 from ..formats import tile_bytes
 from . import op_model as M
 from . import ops as K
+from . import row_reductions
 
 # Dest register: 16 Float16 tiles, half of it per ublock so math and pack overlap; every ublock in
 # spec/perf_data/netlist_summary.md has at most 8 tiles.
@@ -149,19 +150,32 @@ def op_cycles(op: K.PerfOp, geom, board, t, rows, cols, cores=1) -> np.ndarray:
     if kind == K.SOFTMAX:
         return _softmax(arch, op, t, rows, cols, df)
     if kind == K.LAYERNORM:
-        return _layernorm(arch, t, rows, cols, df)
+        return _layernorm(arch, op, t, rows, cols, df)
     return eltwise(arch, "nop", t, rows, cols, df)   # MOVE: a datacopy
 
 
 def _softmax(arch, op, t, rows, cols, df):
-    """max, subtract, exp, sum over the row, one reciprocal per tile row, multiply."""
-    steps = ["exp", "reduce_c", "multiply"] + (["reduce_c", "subtract"] if op.attrs.get("stable", True) else [])
+    """max, subtract, exp, sum over the row, one reciprocal per tile row, multiply; the wide part
+    (row_reductions.WIDE) is subtract and exp, the tail the rest."""
+    stable = op.attrs.get("stable", True)
+    wide = ["exp"] + (["subtract"] if stable else [])
+    tail = ["reduce_c", "multiply"] + (["reduce_c"] if stable else [])
+    part = op.attrs.get("part")
+    steps = wide if part == row_reductions.WIDE else tail if part == row_reductions.TAIL else wide + tail
     per_block = sum(eltwise(arch, s, t, rows, cols, df) for s in steps)
+    if part == row_reductions.WIDE:
+        return per_block
     return per_block + eltwise(arch, "reciprocal", t, rows, 1, df)
 
 
-def _layernorm(arch, t, rows, cols, df):
-    """mean, subtract, square, variance, 1/sqrt per tile row, scale, gamma, beta."""
-    per_block = sum(eltwise(arch, s, t, rows, cols, df)
-                    for s in ("reduce_c", "subtract", "multiply", "reduce_c", "multiply", "multiply", "add"))
+def _layernorm(arch, op, t, rows, cols, df):
+    """mean, subtract, square, variance, 1/sqrt per tile row, scale, gamma, beta; the wide part
+    (row_reductions.WIDE) is subtract and square, the tail the rest."""
+    wide = ["subtract", "multiply"]
+    tail = ["reduce_c", "reduce_c", "multiply", "multiply", "add"]
+    part = op.attrs.get("part")
+    steps = wide if part == row_reductions.WIDE else tail if part == row_reductions.TAIL else wide + tail
+    per_block = sum(eltwise(arch, s, t, rows, cols, df) for s in steps)
+    if part == row_reductions.WIDE:
+        return per_block
     return per_block + eltwise(arch, "sqrt", t, rows, 1, df) + eltwise(arch, "reciprocal", t, rows, 1, df)

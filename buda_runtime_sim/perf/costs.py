@@ -2,8 +2,12 @@
 
 Each op is first reduced to a tile Geometry: z slices (batch, heads, conv groups) of a work
 matrix of rt x ct tiles, plus kt inner tiles (matmul/conv) or kernel taps (pool/depthwise).
-Slices are laid side by side along the columns (as PyBuda's hslice/hstack do), so an r x c grid
-gives each core ceil(rt/r) row tiles of ceil(z*ct/c) column tiles, touching ceil(z/c) slices.
+Attention's operations (matmuls of two activations, softmax, layernorm) keep their slices (heads)
+in every core, as PyBuda's t (every t > 1 op of the BERT-Large netlists in spec/perf_data): an
+r x c grid gives each core all z slices of ceil(rt/r) x ceil(ct/c) tiles, and no grid is wider
+than ct (col_limit narrower). Other ops lay their slices side by side along the columns (a
+convolution's NCHW channels, as PyBuda's hslice/hstack do): each core gets ceil(rt/r) row tiles
+of ceil(z*ct/c) column tiles, touching ceil(z/c) slices.
 Its core cycles come from the block formulas fitted to silicon measurements (core_cycles.py,
 op_model.py; they include unpacking inputs fed over the NoC and packing outputs), its data
 cycles from the bytes it must read or write at NOC_BYTES_PER_CYCLE (a floor, and where weights
@@ -20,7 +24,7 @@ import numpy as np
 from ..constants import TILE_DIM
 from ..enums import BackendDevice
 from ..formats import tile_bytes
-from . import core_cycles
+from . import core_cycles, row_reductions
 from . import ops as K
 from . import data_movement as DM
 from .boards import Board
@@ -48,11 +52,14 @@ class Geometry:
     weight_axis: str = "c"     # weights split over grid columns ("c") or rows ("r")
     out_tiles: int = 0         # output tiles (all cores together)
     macs: int = 0              # logical multiply-accumulates of matmul/conv (utilisation)
+    col_limit: int = 0         # most grid columns the op may take (0: no limit); 1 for a row reduction's tail
+    t_in_core: bool = False    # every core streams all z slices (attention), else slices lie along columns
 
     @property
     def max_grid(self) -> tuple[int, int]:
         """The largest useful grid: one row tile and one column tile per core."""
-        return self.rt, self.z * self.ct
+        cols = self.ct if self.t_in_core else self.z * self.ct
+        return self.rt, min(cols, self.col_limit) if self.col_limit else cols
 
 
 def geometry(op: PerfOp, weights) -> Geometry:
@@ -69,7 +76,9 @@ def geometry(op: PerfOp, weights) -> Geometry:
     z, rt, ct = tile_dims(shape)
     acts = 1 if kind in (K.MOVE, K.REDUCE, K.SOFTMAX, K.LAYERNORM, K.SFPU) else max(1, is_weight.count(False))
     weight_tiles = sum(tensor_tiles(s) for s, w in zip(op.input_shapes, is_weight) if w)
-    return Geometry(kind, z, rt, ct, act_inputs=acts, weight_tiles=weight_tiles, out_tiles=tensor_tiles(op.output_shape))
+    narrow = op.attrs.get("part") == row_reductions.TAIL     # a row reduction's one-column tail
+    return Geometry(kind, z, rt, ct, act_inputs=acts, weight_tiles=weight_tiles, out_tiles=tensor_tiles(op.output_shape),
+                    col_limit=1 if narrow else 0, t_in_core=kind in row_reductions.SPLIT_KINDS)
 
 
 def _matmul_geometry(op: PerfOp, is_weight: list[bool]) -> Geometry:
@@ -83,7 +92,7 @@ def _matmul_geometry(op: PerfOp, is_weight: list[bool]) -> Geometry:
     return Geometry(K.MATMUL, z, ceil_tiles(m), ceil_tiles(n), ceil_tiles(k), a_streamed=not a_weight,
                     b_streamed=not b_weight, weight_tiles=tensor_tiles(weight) if weight else 0,
                     weight_axis="r" if a_weight and not b_weight else "c",
-                    out_tiles=tensor_tiles(op.output_shape), macs=z * m * k * n)
+                    out_tiles=tensor_tiles(op.output_shape), macs=z * m * k * n, t_in_core=not (a_weight or b_weight))
 
 
 def _nchw(shape, channel_last: bool) -> tuple[int, int, int, int]:
@@ -147,17 +156,23 @@ def grid_cycles(op: PerfOp, geom: Geometry, board: Board, r, c, weights_in_dram:
     at the per-core rate of the op's cores all reading at once."""
     r, c = np.broadcast_arrays(np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64))
     mr = -(-geom.rt // r)               # row tiles per core
-    nc = -(-(geom.z * geom.ct) // c)    # column tiles per core, across slices
-    nz = -(-geom.z // c)                # slices a core touches
+    if geom.t_in_core:
+        nz = np.full_like(mr, geom.z)   # slices: every core streams all of them (t)
+        cols = -(-geom.ct // c)         # column tiles per core and slice
+        nc = nz * cols                  # column tiles per core, across slices
+    else:
+        nc = -(-(geom.z * geom.ct) // c)
+        nz = -(-geom.z // c)            # slices a core touches
+        cols = -(-nc // nz)
     tiles = mr * nc
     act_bytes = tile_bytes(op.data_format)
     weight_bytes = tile_bytes(op.weight_format or op.data_format)
     split = c if geom.weight_axis == "c" else r
     weight_share = -(-geom.weight_tiles // split) * weight_bytes
-    buffers = l1_buffer_bytes(geom, mr, -(-nc // nz), act_bytes)
+    buffers = l1_buffer_bytes(geom, mr, cols, act_bytes)
     usable = DM.l1_usable_bytes(board)
     resident = (buffers + weight_share <= usable) & (not weights_in_dram)
-    math_cycles = core_cycles.op_cycles(op, geom, board, nz, mr, -(-nc // nz), r * c)
+    math_cycles = core_cycles.op_cycles(op, geom, board, nz, mr, cols, r * c)
     operands, out_tiles = _io_tiles(geom, tiles, mr, nc, nz, r, c)
     data = DM.noc_cycles(out_tiles * act_bytes)
     for operand in operands:

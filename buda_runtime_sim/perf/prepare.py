@@ -19,6 +19,7 @@ import numpy as np
 
 from ..formats import tile_bytes
 from . import ops as K
+from . import row_reductions
 from .boards import Board
 from .channels_last import channels_last_matrices
 from .config import SMALLEST_GRID_POLICIES, PlacementConfig, lookup
@@ -70,7 +71,7 @@ class PreparedGraph:
 
 
 def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGraph:
-    graph = channels_last_matrices(graph)
+    graph = row_reductions.split(channels_last_matrices(graph))
     weights = set(graph.weights)
     source: dict[str, str] = {}              # value name -> placed op producing it (through TMs)
     prepared = []
