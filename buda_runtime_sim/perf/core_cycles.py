@@ -11,7 +11,9 @@ and prices it with op_model.block_cycles:
   sums in L1 (l1_acc), kept when cheaper;
 - composite ops (softmax, layernorm) are the sum of the backend ops they decompose into;
 - convs with taps or strides, depthwise convs and pools also pay PyBuda's sparse-matmul gather
-  of their input taps (op_model.SPARSE_GATHER_CYCLES_PER_TILE), shared by the op's cores.
+  of their input taps (op_model.SPARSE_GATHER_CYCLES_PER_TILE), shared by the op's cores;
+  measured on Wormhole_B0, it is scaled to Grayskull like the other one-arch ops
+  (op_model.matmul_arch_ratio).
 All inputs are numpy arrays shaped like the grid table; the result is too.
 """
 
@@ -132,6 +134,8 @@ def op_cycles(op: K.PerfOp, geom, board, t, rows, cols, cores=1) -> np.ndarray:
     arch, df, kind = ARCH[board.arch], _df(op.data_format), geom.kind
     phases = op.math_fidelity.phases
     gather = -(-gathered_tiles(op, geom) // np.asarray(cores)) * M.SPARSE_GATHER_CYCLES_PER_TILE[df]
+    if arch != M.SPARSE_GATHER_ARCH:     # measured on Wormhole_B0: a block of single-tile steps elsewhere
+        gather = gather * M.matmul_arch_ratio(arch, t, rows, 1, 1, 1, 1, 1, phases, df)
     if kind in (K.MATMUL, K.CONV):
         return matmul(arch, t, rows, cols, geom.kt, phases, op.data_format, board.l1_bytes) + gather
     if kind == K.DEPTHWISE:

@@ -20,6 +20,13 @@ constants below are the ones it uses, with their public sources:
 - Prologue (resident weights loaded at the start of an epoch): one channel's bandwidth halved,
   not divided among cores (dram_prologue_bw).
 
+Epoch switch (tt-budabackend): each core of an epoch loads that epoch's binaries, FW_DRAM_BLOCK_SIZE
+bytes per core (src/firmware/riscv/*/dram_address_map.h: the three TRISC kernels, 20 + 16 + 20
+KiB, plus the 64 KiB overlay blob and its runtime config), from the epoch binary cache in DRAM.
+That cache holds EPOCH_BIN_NUM_SLOTS = 32 epochs (src/firmware/riscv/*/epoch_q.h); a program
+with more epochs cycles through it, so every epoch's binaries cross PCIe from the host again
+(loader/epoch_loader.cpp, tt_epoch_binary_cache, a recency cache of that capacity).
+
 L1: a core's 1 MiB (Grayskull) or 1464 KiB (Wormhole_B0) holds firmware and the overlay blob
 before any buffer: src/firmware/riscv/*/l1_address_map.h in tt-budabackend puts the end of the
 overlay blob at 204 KiB + 128 B, and src/net2pipe/inc/net2pipe_constants.h reserves 56 KiB of
@@ -46,6 +53,19 @@ SUBCHANNEL_OVERSUBSCRIPTION = 1.5               # policy_utils.cpp subchannel_ov
 # Reserved L1 per worker core: runtime blob (firmware, tile headers, overlay blob: 204 KiB + 128 B)
 # plus net2pipe stream memory (56 KiB).
 L1_BACKEND_RESERVED_BYTES = 204 * KIB + 128 + 56 * KIB
+
+
+EPOCH_BINARY_BYTES_PER_CORE = (20 + 16 + 20) * KIB + 64 * KIB     # FW_DRAM_BLOCK_SIZE, no extra blob
+EPOCH_BINARY_CACHE_SLOTS = 32                                      # EPOCH_BIN_NUM_SLOTS
+
+
+def epoch_switch_cycles(board: Board, cores: int, epochs: int) -> float:
+    """Cycles to load one epoch's binaries onto its `cores`, in a program of `epochs` epochs."""
+    nbytes = cores * EPOCH_BINARY_BYTES_PER_CORE
+    cycles = nbytes / dram_bytes_per_cycle(board)
+    if epochs > EPOCH_BINARY_CACHE_SLOTS:          # the binary cache thrashes: from the host again
+        cycles += nbytes / PCIE_BYTES_PER_CYCLE
+    return cycles
 
 
 def dram_channel_bytes_per_cycle(board: Board) -> float:

@@ -4,7 +4,9 @@ The ops of an epoch form a pipeline that every run streams through: after the fi
 filled it (the longest chain of op cycles), one run leaves every `stage` cycles, the stage being
 the slowest op, the epoch's DRAM traffic or its busiest chip-to-chip link (chips.py), whichever
 is slower. Before that, the epoch's
-resident weights are loaded from DRAM (prologue) and the cores are reconfigured (switch).
+resident weights are loaded from DRAM (prologue) and the cores load the epoch's binaries
+(switch: data_movement.epoch_switch_cycles, from DRAM, or from the host when the program has
+more epochs than the device's epoch binary cache holds).
 
 An op that reads a tensor from another epoch or from an input queue, or writes one for another
 epoch or an output queue, does so from DRAM: each of its cores at the per-core DRAM rate of
@@ -20,10 +22,6 @@ from dataclasses import dataclass, field
 
 from . import data_movement as DM
 from .chips import ethernet_transfers, link_cycles
-
-# Reconfiguring every core for a new epoch (kernels, pipes, queues). An assumption, not a
-# published figure: about 20 us at 1 GHz, the order of loading small binaries to all cores.
-EPOCH_SWITCH_CYCLES = 20_000
 
 
 @dataclass
@@ -68,11 +66,12 @@ def epoch_costs(prepared, placements, runs: int) -> list[EpochCost]:
         stage = max(cycles[slowest], dram, ethernet)
         fill = max(_longest_chain(ops, names, cycles), dram, ethernet) + latency
         prologue = prologue_bytes / DM.dram_bytes_per_cycle(board)
-        total = EPOCH_SWITCH_CYCLES + prologue + fill + (runs - 1) * stage
+        switch = DM.epoch_switch_cycles(board, sum(pl.cores for pl in members), len(by_epoch))
+        total = switch + prologue + fill + (runs - 1) * stage
         costs.append(EpochCost(
             index, ops[names[0]].op.subgraph, names, len({pl.chip for pl in members}),
             sum(pl.cores for pl in members), slowest, cycles[slowest], dram, stage, fill, prologue,
-            EPOCH_SWITCH_CYCLES, total, sum(ops[n].useful_math for n in names), cycles, ethernet))
+            switch, total, sum(ops[n].useful_math for n in names), cycles, ethernet))
     return costs
 
 

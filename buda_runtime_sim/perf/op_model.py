@@ -153,11 +153,17 @@ COEFFICIENTS: dict[CoeffKey, tuple] = {CoeffKey(*key): value for key, value in _
 # sparse pattern's non-zero counts, which a conv's shape does not give; held-out median error
 # about 30 % (benchmarks/perf_calibration.py).
 SPARSE_GATHER_CYCLES_PER_TILE = {"bfp8": 179.589, "fp16": 223.429}
+SPARSE_GATHER_ARCH = WH
 
 
 def coefficients(arch: str, op: str, variant: str = "", df: str = "bfp8") -> tuple:
     """The closest measured coefficient set: exact, else without the variant, else the other
     format, else the other arch (ops measured on one arch only), else datacopy (nop)."""
+    return _lookup(arch, op, variant, df)[0]
+
+
+def _lookup(arch: str, op: str, variant: str, df: str) -> tuple[tuple, str]:
+    """(coefficients, the arch they were measured on)."""
     other_df = "fp16" if df == "bfp8" else "bfp8"
     other_arch = GS if arch == WH else WH
     for key in ((arch, op, variant, df), (arch, op, "", df), (arch, op, variant, other_df), (arch, op, "", other_df),
@@ -165,13 +171,33 @@ def coefficients(arch: str, op: str, variant: str = "", df: str = "bfp8") -> tup
                 (arch, "nop", "", df), (arch, "nop", "", other_df)):
         found = COEFFICIENTS.get(CoeffKey(*key))
         if found is not None:
-            return found
+            return found, key[0]
     raise KeyError(f"no measured coefficients for {op!r} on {arch}")
 
 
 def block_cycles(arch: str, op: str, t, mb_m, mb_n, ub_r, ub_c, m_k=1, u_kt=1, phases=1, z=1,
                  df: str = "bfp8", variant: str = "") -> np.ndarray:
-    """Cycles per input for one core's block of `op` (arrays broadcast): the fitted formula."""
-    coeff = np.asarray(coefficients(arch, op, variant, df))
+    """Cycles per input for one core's block of `op` (arrays broadcast): the fitted formula.
+
+    An op measured on the other arch only (depthwise and the reductions, measured on Wormhole_B0)
+    is scaled by matmul_arch_ratio for the same block: both FPU ops move the same tiles through
+    the same unpack-math-pack pipeline, and matmul is measured on both."""
+    coeff, measured_on = _lookup(arch, op, variant, df)
     terms = features(family_of(op), t, mb_m, mb_n, ub_r, ub_c, m_k, u_kt, phases, z)
-    return terms[..., :coeff.size] @ coeff
+    cycles = terms[..., :len(coeff)] @ np.asarray(coeff)
+    if measured_on != arch:
+        cycles = cycles * matmul_arch_ratio(arch, t, mb_m, mb_n, ub_r, ub_c, m_k, u_kt, phases, df)
+    return cycles
+
+
+def matmul_arch_ratio(arch: str, t, mb_m, mb_n, ub_r, ub_c, m_k=1, u_kt=1, phases=1, df: str = "bfp8") -> np.ndarray:
+    """Matmul cycles of this block on `arch` over the other arch's, both from measured fits
+    (Grayskull over Wormhole_B0 is 1.4-2.4 on BERT's and MobileNet's blocks: half the FPU width)."""
+    other = GS if arch == WH else WH
+    mine = features(MATMUL, t, mb_m, mb_n, ub_r, ub_c, m_k, u_kt, phases) @ _padded(coefficients(arch, MATMUL, "", df))
+    theirs = features(MATMUL, t, mb_m, mb_n, ub_r, ub_c, m_k, u_kt, phases) @ _padded(coefficients(other, MATMUL, "", df))
+    return mine / theirs
+
+
+def _padded(coeff: tuple) -> np.ndarray:
+    return np.pad(np.asarray(coeff, dtype=np.float64), (0, MAX_TERMS - len(coeff)))

@@ -91,3 +91,17 @@ def test_grids_whose_buffers_overflow_l1_are_not_chosen():
     # override_op_size still wins: the user's grid is kept even if it overflows.
     pinned = estimate(OpGraph([op], set()), PlacementConfig("gs_e150", op_sizes={"copy": (1, 1)}), microbatch=4)
     assert pinned.op("copy").grid == (1, 1)
+
+
+def test_an_epoch_switch_loads_every_cores_binaries_and_a_long_program_reloads_them_from_the_host():
+    # 120 KiB a core (three TRISC kernels and the overlay blob) from DRAM; past 32 epochs the
+    # device's binary cache thrashes and every switch also brings them over PCIe at 24 B a cycle.
+    assert DM.epoch_switch_cycles(WH, 10, 32) == pytest.approx(10 * 120 * 1024 / 122.4)
+    assert DM.epoch_switch_cycles(WH, 10, 33) == pytest.approx(10 * 120 * 1024 * (1 / 122.4 + 1 / 24))
+    layers = [PerfOp(f"mm{i}", "Matmul", ((32, 256), (256, 256)), (32, 256), (f"x{i}", f"w{i}"), output=f"x{i + 1}")
+              for i in range(40)]
+    graph = OpGraph(layers, {f"w{i}" for i in range(40)})
+    epochs = estimate(graph, PlacementConfig("wh_n150", epoch_breaks=frozenset(f"mm{i}" for i in range(40))),
+                      microbatch=2).epochs
+    assert len(epochs) == 40
+    assert epochs[3].switch_cycles == pytest.approx(DM.epoch_switch_cycles(WH, epochs[3].cores, 40))

@@ -8,7 +8,6 @@ from buda_runtime_sim.dataformat import DataFormat, MathFidelity
 from buda_runtime_sim.perf import BOARDS, OpGraph, PerfOp, PlacementConfig, estimate, get_board
 from buda_runtime_sim.perf import core_cycles
 from buda_runtime_sim.perf import op_model as M
-from buda_runtime_sim.perf.epochs import EPOCH_SWITCH_CYCLES
 
 
 def mlp_graph(layers=4, width=1024, rows=256, df=DataFormat.Float16_b, fidelity=MathFidelity.LoFi) -> OpGraph:
@@ -67,13 +66,14 @@ def test_one_pinned_matmul_epoch_by_hand():
     #       its DRAM queues if slower still: it reads x from the input queue and writes its 6
     #       output tiles to the output queue, one core at 20.4 / 2 B a cycle (data_movement.py)
     #   prologue: weight 12 tiles * 2048 B = 24576 B / (6 channels * 20.4 B a cycle)
+    #   switch: the core loads the epoch's binaries, 120 KiB, from DRAM at 6 x 20.4 B a cycle
     #   epoch = switch + prologue + fill (one op) + 3 more runs * op
     op = PerfOp("mm", "Matmul", ((64, 128), (128, 96)), (64, 96), ("x", "w"), math_fidelity=MathFidelity.LoFi)
     report = estimate(OpGraph([op], {"w"}), PlacementConfig("wh_n150", op_sizes={"mm": (1, 1)}), microbatch=4)
     op_cycles = float(core_cycles.matmul(M.WH, 1, 2, 3, 4, 1, DataFormat.Float16_b, get_board("wh_n150").l1_bytes))
     op_cycles = max(op_cycles, 8 * 2048 / 16)
     stage = max(op_cycles, 8 * 2048 / 10.2)
-    expected = EPOCH_SWITCH_CYCLES + 24576 / 122.4 + 4 * stage
+    expected = 120 * 1024 / 122.4 + 24576 / 122.4 + 4 * stage
     assert report.cycles == pytest.approx(expected)
     assert report.samples_per_second == pytest.approx(4 / (expected * 1e-9))
     assert report.op("mm").cycles == pytest.approx(op_cycles) and report.op("mm").grid == (1, 1)
