@@ -24,27 +24,36 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
      (spec/perf_data: cycles per input for matmul, eltwise, SFPU, reduce and depthwise blocks on
      Grayskull and Wormhole_B0; held-out error in benchmarks/perf_calibration.py). They include
      the per-input, per-ublock and per-outer-K-step overheads and the unpacking of NoC-fed inputs.
-     Softmax and layernorm are the sum of the backend ops they decompose into. Convs with taps
-     or strides, depthwise convs and pools add PyBuda's sparse-matmul gather of their taps.
-   - data cycles: tiles the core reads/writes x bytes per tile of the op's data format (Bfp8
-     1088, Float16 2048, ...) / 32 bytes a cycle (one NoC link): a floor that shows weights
-     streamed from DRAM. Weights of matmuls/convs stay in L1 if a core's share fits half of L1
-     (loaded once per epoch), otherwise they stream per run.
+     Ops measured on Wormhole_B0 only are scaled to Grayskull by the two arches' matmul formulas.
+     Softmax and layernorm are split as PyBuda places them (row_reductions.py): a wide
+     elementwise part and a tail holding the row reductions, on one column of cores. Attention's
+     ops (matmuls of two activations, softmax, layernorm) keep their heads in every core (t).
+     Convs with taps or strides, depthwise convs and pools add PyBuda's sparse-matmul gather.
+   - data cycles (data_movement.py, after PyBuda's balancer): the slowest of reading each input
+     operand and writing the output, over the NoC at 16 bytes a cycle per core; weights that are
+     not resident come from DRAM at the per-core rate of the op's cores reading at once.
+   - L1: a core keeps 260 KiB for firmware, overlay and streams; grids whose double-buffered
+     blocks overflow the rest are illegal, and weights stay resident (loaded once per epoch)
+     only if their share fits beside the buffers.
    Transposes/reshapes take no cores (applied on edges); ops on weights only are folded; a ReLU
    and a bias add after a matmul/conv fuse into their producer (prepare.py), as in PyBuda's netlists.
 
 4. Balancer and placer (balancer.py, placer.py). For a target stage time T each op takes the
-   fewest cores reaching T (or its fastest grid); ops are shelf-packed onto the core grid in
+   fewest cores reaching T (or its fastest grid), among grids dividing its tiles as PyBuda's
+   legalizer requires; ops are shelf-packed onto the core grid in
    schedule order; a full grid, a new device program or `set_epoch_break` starts a new epoch
    (`set_chip_break`: the next chip; `PlacementConfig.num_chips` uses part of a board). `override_op_size` pins a grid; `place_on_one_row` allows
    only 1 x c grids. The T giving the smallest total time is kept; then each epoch's idle cores
-   go to its slowest op (next faster grid) while the epoch still fits, as PyBuda fills epochs.
+   go to its slowest op, DRAM queues counted (next faster grid), while the epoch still fits.
 
 5. Epochs (epochs.py). An epoch is a pipeline all runs of the microbatch stream through:
        epoch cycles = switch + prologue + fill + (runs - 1) x stage
-   stage = slowest op, or the DRAM traffic of tensors crossing the epoch boundary if slower;
-   fill = the longest producer chain for the first run; prologue = resident weights loaded
-   from DRAM; switch = EPOCH_SWITCH_CYCLES (an assumption).
+   stage = slowest op, its DRAM queues included (tensors from other epochs or input queues,
+   outputs for other epochs or output queues, at the per-core DRAM rate of the epoch's
+   DRAM-reading cores), or the epoch's whole DRAM traffic at the board's measured bandwidth if
+   slower; fill = the longest producer chain for the first run; prologue = resident weights
+   loaded from DRAM; switch = the epoch's binaries (120 KiB a core) from DRAM, and from the host
+   too when the program has more epochs than the 32-slot binary cache.
 
 6. Overall (estimate.py). time = sum of epoch cycles / clock + host transfers, where every
    device program's inputs cross PCIe at 24 GB/s and its outputs come back at 11 GB/s, once
@@ -53,19 +62,14 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
    device cycles).
 
 Left out: NoC congestion, hops and reblocking between mismatched grids, fork-join buffering,
-L1 capacity for activations, fused eltwise chains (PyBuda's fused_op), per-op start-up
-inside an epoch (not in the measurements), host compute time. Chip-to-chip Ethernet (a tensor
-crossing chips loads each link on its way; a link can be an epoch's slowest stage) and data
-parallel runs: chips.py, data_parallel.py, docs/scaling.md.
-benchmarks/perf_netlists.py puts our placements beside PyBuda's netlists (netlist_summary.md).
+fused eltwise chains beyond softmax/layernorm, per-op start-up inside an epoch (not in the
+measurements), PyBuda's Ribbon balancer (one row count per epoch), host compute time. Chip-to-chip Ethernet (a tensor crossing chips loads each link on its
+way; a link can be an epoch's slowest stage) and data parallel runs: chips.py,
+data_parallel.py, docs/scaling.md. benchmarks/perf_netlists.py puts our placements beside
+PyBuda's netlists (netlist_summary.md).
 
 Accuracy (benchmarks/perf_estimates.py, each published run at its own microbatch, format and
-fidelity): geometric-mean error 1.73x over 10 figures; Wormhole 1.36x (CNNs 0.87-1.02x, BERT-Large
-1.74x, ViT-Base 2.23x), Grayskull 2.20x (1.29x-4.40x), all over-estimates except ResNet-50 on
-Wormhole. The transformer gap is not in op cycles or balancing: PyBuda's own BERT-Large placement
-(bert_large_lofi_bfp8b_v2: 36 epochs, no listed op above ~108k cycles per input on Grayskull)
-priced with the same op formulas gives at least ~300 samples/s, 3x the published 99, so it lies in what the single-op measurements exclude (data
-movement between cores and DRAM, fork-join buffering, host time).
+fidelity): see docs/perf_model.md. Nothing is fitted to the published throughputs.
 """
 
 from .boards import BOARDS, HARVESTABLE_ROWS, Board, get_board

@@ -78,8 +78,9 @@ def balance(prepared: PreparedGraph, config: PlacementConfig, runs: int) -> Plan
 def _fill_spare_cores(prepared, config, runs, frontiers, plan: Plan) -> Plan:
     """Spend each epoch's idle cores on its slowest op, as PyBuda's balancer fills an epoch
     (spec/perf_data/netlist_summary.md: a median of 59 of 64 and 114 of 120 cores busy per
-    epoch). An op takes its next faster grid while the epoch still fits on the board; ops
-    pinned by override_op_size and epochs spanning chips are left alone."""
+    epoch). The slowest op, its DRAM queues counted, takes the next faster grid with which the
+    epoch still fits on the chip; ops pinned by override_op_size and epochs spanning chips are
+    left alone."""
     board = prepared.board
     frontier_of = {op.name: f for op, f in zip(prepared.placed, frontiers)}
     pinned = {op.name for op in prepared.placed if int(op.allowed.sum()) == 1}
@@ -97,19 +98,26 @@ def _fill_spare_cores(prepared, config, runs, frontiers, plan: Plan) -> Plan:
         while not any(pl.chip for pl in layout):
             cycles = epoch_op_cycles(prepared, others + layout, index)
             slowest = max(names, key=cycles.__getitem__)
-            frontier = frontier_of[slowest]
-            step = _next_faster(frontier, grids[slowest])
-            if slowest in pinned or step >= len(frontier.grids):
+            if slowest in pinned:
                 break
-            trial = dict(grids, **{slowest: frontier.grids[step]})
-            trial_layout = place([(n, trial[n], subgraph[n]) for n in names], board)
-            if any(pl.epoch or pl.chip for pl in trial_layout):
+            found = _faster_layout(frontier_of[slowest], slowest, grids, names, subgraph, board)
+            if found is None:
                 break
-            grids, layout = trial, [replace(pl, epoch=index) for pl in trial_layout]
+            grids, layout = found[0], [replace(pl, epoch=index) for pl in found[1]]
         placements = others + [replace(pl, epoch=index) for pl in layout]
     placements.sort(key=lambda pl: order[pl.op])
     filled = Plan(placements, epoch_costs(prepared, placements, runs), plan.target_cycles)
     return filled if filled.total_cycles <= plan.total_cycles else plan
+
+
+def _faster_layout(frontier: _Frontier, op: str, grids: dict, names: list, subgraph: dict, board):
+    """The op's first faster frontier grid with which the epoch still fits one chip: (grids, layout)."""
+    for grid in frontier.grids[_next_faster(frontier, grids[op]):]:
+        trial = dict(grids, **{op: grid})
+        layout = place([(n, trial[n], subgraph[n]) for n in names], board)
+        if not any(pl.epoch or pl.chip for pl in layout):
+            return trial, layout
+    return None
 
 
 def _next_faster(frontier: _Frontier, grid: tuple[int, int]) -> int:

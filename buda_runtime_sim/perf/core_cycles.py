@@ -5,7 +5,7 @@ costs.grid_cycles hands over, per grid shape, the core's share: t slices of a bl
 and prices it with op_model.block_cycles:
 - ublock: a ub_r x ub_c tile shape of at most UBLOCK_MAX_TILES tiles, the block padded up to
   whole ublocks; the cheapest one is kept (the balancer picks ublocks the same way). Padding
-  instead of PyBuda's divisibility rule keeps cycles monotonic in the grid size;
+  keeps cycles monotonic in the grid size (the grids themselves divide the op's tiles: prepare.py);
 - matmul inner dimension: u_kt = the largest divisor of kt whose double-buffered operand
   blocks fit MATMUL_INPUT_L1_FRACTION of L1, m_k = kt / u_kt; Wormhole may accumulate partial
   sums in L1 (l1_acc), kept when cheaper;

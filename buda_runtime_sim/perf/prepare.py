@@ -144,8 +144,10 @@ def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementCon
             raise ValueError(f"override_op_size({name!r}, {(r, c)}) does not fit the {board.name} core grid "
                              f"{board.op_grid_rows}x{board.grid_cols} (OP_GRID_ROWS)")
         return (grid_r == r) & (grid_c == c)
+    # Legal grids divide the op's tiles (tt-buda balancer/legalizer/legalizer.cpp: grid_pars is the
+    # FactorizedShape of the op's parallelization, its row and column tiles, within the device grid).
     max_r, max_c = geom.max_grid
-    allowed = (grid_r <= max_r) & (grid_c <= max_c)
+    allowed = (grid_r <= max_r) & (grid_c <= max_c) & (max_r % grid_r == 0) & (max_c % grid_c == 0)
     if config.place_on_one_row:
         allowed &= grid_r == 1
     if config.balancer_policy in SMALLEST_GRID_POLICIES:

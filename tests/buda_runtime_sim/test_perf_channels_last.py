@@ -1,4 +1,4 @@
-"""The perf model counts channels-last activations between convs as [H*W, C] matrices."""
+"""The perf model counts activations between convs as [H*W, C] matrices, whatever their layout."""
 
 from buda_runtime_sim.perf.channels_last import channels_last_matrices
 from buda_runtime_sim.perf.costs import geometry
@@ -29,6 +29,14 @@ def test_elementwise_ops_between_convs_run_on_pixel_by_channel_matrices():
     assert ops["pool"].input_shapes == ((1, 7, 7, 2048),)   # a reduction over H or W keeps its axes
 
 
-def test_channels_first_graphs_are_unchanged():
-    graph = _graph(False)
-    assert channels_last_matrices(graph).ops == graph.ops
+def test_channels_first_activations_become_the_same_matrices():
+    # PyBuda lowers an NCHW model's convs to the same pixel-by-channel matrices (its ResNet-50
+    # netlist: add_69 is 98 pixel-row tiles by 8 channel tiles): a 7x7x2048 map is 2 x 64 tiles,
+    # not 2048 channels of one padded tile each; the [1, C, 1, 1] bias becomes one row.
+    ops = {op.name: op for op in channels_last_matrices(_graph(False)).ops}
+    for name in ("bias", "relu", "residual"):
+        assert ops[name].output_shape == (1, 1, 49, 2048), name
+        assert geometry(ops[name], {"w", "b"}).out_tiles == 128
+    assert ops["bias"].input_shapes == ((1, 1, 49, 2048), (1, 1, 1, 2048))
+    assert ops["conv"].output_shape == (1, 2048, 7, 7)      # the conv's own geometry reads NCHW
+    assert ops["pool"].input_shapes == ((1, 2048, 7, 7),)

@@ -210,3 +210,17 @@ def test_idle_cores_of_an_epoch_go_to_its_slowest_op():
     filled = _fill_spare_cores(prepared, config, 8, frontiers, plan)
     assert len(filled.epochs) == 1 and filled.total_cycles < plan.total_cycles / 4
     assert 4 < sum(pl.cores for pl in filled.placements) <= board.cores
+
+
+def test_grids_divide_the_ops_tiles_as_pybudas_legalizer_requires():
+    # A [224, 768] x [768, 3072] matmul: 7 row tiles and 96 column tiles, so only 1 or 7 rows of
+    # cores and a column count dividing 96 (tt-buda legalizer: FactorizedShape of the op's tiles).
+    op = PerfOp("fc", "Matmul", ((224, 768), (768, 3072)), (224, 3072), ("x", "w"), data_format=DataFormat.Bfp8_b,
+                math_fidelity=MathFidelity.LoFi)
+    report = estimate(OpGraph([op], {"w"}), PlacementConfig("gs_e150"), microbatch=16)
+    rows, cols = report.op("fc").grid
+    assert rows in (1, 7) and 96 % cols == 0
+    from buda_runtime_sim.perf.prepare import prepare
+
+    allowed = prepare(OpGraph([op], {"w"}), get_board("gs_e150"), PlacementConfig("gs_e150")).placed[0].allowed
+    assert allowed[6, 7] and not allowed[1, 7] and not allowed[6, 6]      # 7x8 legal; 2x8, 7x7 not
