@@ -63,10 +63,10 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
 
 Left out: NoC congestion, hops and reblocking between mismatched grids, fork-join buffering,
 fused eltwise chains beyond softmax/layernorm, per-op start-up inside an epoch (not in the
-measurements), PyBuda's Ribbon balancer (one row count per epoch), host compute time. Chip-to-chip Ethernet (a tensor crossing chips loads each link on its
-way; a link can be an epoch's slowest stage) and data parallel runs: chips.py,
-data_parallel.py, docs/scaling.md. benchmarks/perf_netlists.py puts our placements beside
-PyBuda's netlists (netlist_summary.md).
+measurements), PyBuda's Ribbon balancer (one row count per epoch), host compute time.
+Chip-to-chip Ethernet (a tensor crossing chips loads each link on its way; a link can be an
+epoch's slowest stage) and data parallel runs: chips.py, data_parallel.py, docs/scaling.md.
+benchmarks/perf_netlists.py puts our placements beside PyBuda's netlists (netlist_summary.md).
 
 Accuracy (benchmarks/perf_estimates.py, each published run at its own microbatch, format and
 fidelity): see docs/perf_model.md. Nothing is fitted to the published throughputs.
