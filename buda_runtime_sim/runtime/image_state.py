@@ -8,7 +8,8 @@ are bfloat16, else float32) and `restore` puts them back where a run looks for t
 keys the loaded module's own objects give (op.dispatch.consteval_key). Anything not restored is
 simply computed by the first run, so a missing entry costs time, never a different result.
 Device copies are kept only for weights that no stored consteval result is computed from (a
-cached result needs no operand on the device).
+cached result needs no operand on the device). Each stored tensor also carries the bfloat16
+fidelity terms a run cut from it (image_terms.py), so the first run cuts none.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from ..dataformat import DataFormat
 from ..module import Constant, Parameter
 from ..op.dispatch import consteval_key
 from ..tensor import Tensor, storage_shape
+from . import image_terms
+from .image_archive import empty_bytes
 
 FLOAT32, BFLOAT16 = "float32", "bfloat16"    # how a padded float32 array is stored
 _HOST_DTYPES = frozenset({"float32", "int32", "int8", "uint8", "int64", "bool"})
@@ -35,7 +38,9 @@ def _pack(padded: np.ndarray) -> tuple[np.ndarray, str]:
 
 def _unpack(stored: np.ndarray, storage: str) -> np.ndarray:
     if storage == BFLOAT16 and stored.dtype == np.int16:
-        return (stored.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+        wide = empty_bytes(stored.size * 4).view(np.uint32).reshape(stored.shape)   # one pass, 4 KiB pages
+        np.left_shift(stored.view(np.uint16), np.uint32(16), out=wide, dtype=np.uint32)
+        return wide.view(np.float32)
     if storage == FLOAT32 and stored.dtype == np.float32:
         return stored
     raise ValueError(f"stored as {stored.dtype} but described as {storage!r}")
@@ -65,7 +70,8 @@ def capture(module, numerics) -> tuple[dict[str, np.ndarray], dict]:
             entry = f"consteval.{len(meta)}"
             arrays[entry], storage = _pack(tensor.padded)
             meta[entry] = {"kind": "consteval", "op_type": key.op_type, "name": key.name, "attrs": key.attrs,
-                           "operands": operands, "storage": storage, **_tensor_meta(tensor)}
+                           "operands": operands, "storage": storage, **_tensor_meta(tensor),
+                           "terms": image_terms.capture(entry, tensor, arrays[entry], arrays)}
             consumed.update(n for kind, n in operands if kind == "parameter")
     for name, param in module._parameters.items():
         if name in consumed:
@@ -74,7 +80,8 @@ def capture(module, numerics) -> tuple[dict[str, np.ndarray], dict]:
             if isinstance(df, DataFormat):   # copies in another layout (conv kernels) are recomputed
                 entry = f"device_copy.{len(meta)}"
                 arrays[entry], storage = _pack(tensor.padded)
-                meta[entry] = {"kind": "device_copy", "parameter": name, "storage": storage, **_tensor_meta(tensor)}
+                meta[entry] = {"kind": "device_copy", "parameter": name, "storage": storage, **_tensor_meta(tensor),
+                               "terms": image_terms.capture(entry, tensor, arrays[entry], arrays)}
     return arrays, meta
 
 
@@ -84,11 +91,13 @@ def _restored_tensor(entry: str, info: dict, arrays: dict) -> Tensor:
     if info.get("dtype") not in _HOST_DTYPES:
         raise ValueError(f"device state {entry!r}: unsupported dtype {info.get('dtype')!r}")
     shape = tuple(int(d) for d in info["shape"])
-    padded = _unpack(arrays[entry], info.get("storage"))
+    padded = _unpack(image_terms.first_term(entry, info, arrays), info.get("storage"))
     if padded.shape != storage_shape(shape):
         raise ValueError(f"device state {entry!r} holds {padded.shape}, a {shape} tensor is stored as {storage_shape(shape)}")
     padded.flags.writeable = False     # shared by every run, like a tensor the run made itself
-    return Tensor(padded, shape, DataFormat.from_json(info["data_format"]), info["dtype"])
+    tensor = Tensor(padded, shape, DataFormat.from_json(info["data_format"]), info["dtype"])
+    image_terms.restore(entry, info, arrays, tensor)
+    return tensor
 
 
 def restore(module, numerics, arrays: dict[str, np.ndarray], meta: dict) -> int:
