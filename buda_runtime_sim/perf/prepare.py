@@ -115,6 +115,28 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
     return PreparedGraph(graph, board, prepared, consumers)
 
 
+def padded_tiles(tiles: int) -> int:
+    """A dimension of `tiles` tiles as PyBuda's padding pass leaves it (tt-buda passes/
+    padding_pass_placer.cpp, default criterion BIGGEST_FACTOR_PRIME_10_INCREMENT): while a prime
+    factor is above 10, each such factor is raised by one: GPT-2's vocabulary, 1571 tiles (a
+    prime), goes 1572 = 2^2 x 3 x 131 -> 1584 = 2^4 x 3^2 x 11 -> 1728 = 2^6 x 3^3; 7 or 98 stay)."""
+    factors = _prime_factors(tiles)
+    while factors and factors[-1] > 10:
+        tiles = math.prod(f + 1 if f > 10 else f for f in factors)
+        factors = _prime_factors(tiles)
+    return tiles
+
+
+def _prime_factors(n: int) -> list[int]:
+    factors, d = [], 2
+    while d * d <= n:
+        while n % d == 0:
+            factors.append(d)
+            n //= d
+        d += 1
+    return factors + ([n] if n > 1 else [])
+
+
 def _graph_input_bytes(op: PerfOp, weights: set, source: dict) -> int:
     """Bytes of the op's activation inputs that no placed op produces: they come from input queues."""
     return sum(tensor_bytes(shape, op.data_format) for name, shape in zip(op.inputs, op.input_shapes)
@@ -145,9 +167,11 @@ def _allowed_grids(name: str, geom: Geometry, board: Board, config: PlacementCon
                              f"{board.op_grid_rows}x{board.grid_cols} (OP_GRID_ROWS)")
         return (grid_r == r) & (grid_c == c)
     # Legal grids divide the op's tiles (tt-buda balancer/legalizer/legalizer.cpp: grid_pars is the
-    # FactorizedShape of the op's parallelization, its row and column tiles, within the device grid).
+    # FactorizedShape of the op's parallelization, its row and column tiles, within the device grid),
+    # after PyBuda's padding pass has padded awkward dimensions (padded_tiles).
     max_r, max_c = geom.max_grid
-    allowed = (grid_r <= max_r) & (grid_c <= max_c) & (max_r % grid_r == 0) & (max_c % grid_c == 0)
+    allowed = ((grid_r <= max_r) & (grid_c <= max_c) & (padded_tiles(max_r) % grid_r == 0)
+               & (padded_tiles(max_c) % grid_c == 0))
     if config.place_on_one_row:
         allowed &= grid_r == 1
     if config.balancer_policy in SMALLEST_GRID_POLICIES:

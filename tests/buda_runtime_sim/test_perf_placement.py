@@ -224,3 +224,15 @@ def test_grids_divide_the_ops_tiles_as_pybudas_legalizer_requires():
 
     allowed = prepare(OpGraph([op], {"w"}), get_board("gs_e150"), PlacementConfig("gs_e150")).placed[0].allowed
     assert allowed[6, 7] and not allowed[1, 7] and not allowed[6, 6]      # 7x8 legal; 2x8, 7x7 not
+
+
+def test_dimensions_with_large_prime_factors_are_padded_first():
+    # PyBuda's padding pass raises every prime factor above 10 until none is left: GPT-2's
+    # 50257-wide vocabulary (1571 tiles, a prime) would otherwise only take one column of cores.
+    from buda_runtime_sim.perf.prepare import padded_tiles
+
+    assert [padded_tiles(n) for n in (7, 98, 25, 11, 13, 1571)] == [7, 98, 25, 12, 14, 1728]
+    head = PerfOp("lm_head", "Matmul", ((32, 768), (768, 50257)), (32, 50257), ("x", "w"),
+                  data_format=DataFormat.Bfp8_b, math_fidelity=MathFidelity.LoFi)
+    report = estimate(OpGraph([head], {"w"}), PlacementConfig("wh_n150"), microbatch=1)
+    assert report.op("lm_head").grid[1] == 8            # 1728 tiles split over all 8 columns
