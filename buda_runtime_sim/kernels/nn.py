@@ -7,6 +7,8 @@ work on the logical values. Either way padding never enters the statistics.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..float_errors import ignored
@@ -67,7 +69,7 @@ def layernorm(inputs, attrs, numerics):
     eps = float(attrs.get("epsilon", 1e-5))
     size = a.shape[dim] if a.shape else 1
     for argument, t in (("weights", gamma), ("bias", beta)):
-        if int(np.prod(t.shape)) != size:
+        if math.prod(t.shape) != size:
             raise OpArgumentError(argument, f"must hold {size} values (the size of dim {dim}), got shape {t.shape}")
     if not _along_last_dim(a, dim):
         x = a.logical().reshape(a.shape or (1,))
