@@ -18,10 +18,16 @@ Memory, in its own process so the figures are clean:
 - ResNet-50 (224x224, batch 1, random weights, benchmarks/cnn_models.py): peak RSS over compile
   and runs (target <= 2.5 GB), run ratio (target <= 2.5x) and its match with PyTorch (PyBuda's rule).
 Where a target is missed the script says by how much.
+
+Options: `--threads N` (torch threads in the measuring process; default: all cores) and
+`--cpu-time` (time runs by the process's CPU time, not the wall clock). On a shared, loaded
+machine `--threads 1 --cpu-time` gives the steadiest ratios: other jobs then cost neither side
+wall time nor spin-waiting threads.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -44,6 +50,11 @@ COMPILE_TARGET = 1.2
 PEAK_RSS_TARGETS_MB = {"resnet50": 2500.0}  # compile + runs
 RUN_REPEATS = 7
 COMPILE_REPEATS = 3
+THREADS_ENV, CLOCK_ENV = "TVM_BUDA_BENCH_THREADS", "TVM_BUDA_BENCH_CLOCK"   # main -> children
+
+
+def _threads() -> int:
+    return int(os.environ.get(THREADS_ENV) or os.cpu_count() or 1)
 
 
 def _case(name):
@@ -74,7 +85,7 @@ def child(kind: str, name: str) -> dict:
     """One measurement in this (fresh) process; prints a JSON line."""
     import torch
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(_threads())
     case = _case(name)
     params = sum(p.numel() * p.element_size() for p in case.model.parameters()) if hasattr(case.model, "parameters") else 0
     base = _rss_mb()
@@ -163,7 +174,9 @@ def _speed(case, name: str) -> dict:
     runs = {"native": native, **{f: simulated(MathFidelity.parse(f)) for f in FIDELITIES}}
     for fn in runs.values():
         fn()                                          # warm-up: weights converted, slices cached
-    run_s = _interleaved_medians(runs, RUN_REPEATS)
+    run_cpu = {}
+    run_wall = _interleaved_medians(runs, RUN_REPEATS, run_cpu)
+    run_s = run_cpu if os.environ.get(CLOCK_ENV) == "cpu" else run_wall
     return {"compile_s": compile_s, "run_s": run_s}
 
 
@@ -182,7 +195,9 @@ def _verdict(value: float, target: float, unit: str = "x") -> str:
 
 
 def main(names: list[str]) -> None:
-    print(f"{os.cpu_count()} cores; medians of {RUN_REPEATS} interleaved runs ({COMPILE_REPEATS} compiles) "
+    clock = "CPU time" if os.environ.get(CLOCK_ENV) == "cpu" else "wall clock"
+    print(f"{os.cpu_count()} cores, {_threads()} torch thread(s), {clock}; load average "
+          f"{os.getloadavg()[0]:.1f}; medians of {RUN_REPEATS} interleaved runs ({COMPILE_REPEATS} compiles) "
           "after a warm-up, ratios from one process\n")
     for name in names:
         speed, buda = _measure("speed", name), _measure("buda", name)
@@ -219,4 +234,13 @@ if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3])
     else:
-        main(sys.argv[1:] or MODELS)
+        parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+        parser.add_argument("models", nargs="*", default=MODELS)
+        parser.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+        parser.add_argument("--cpu-time", action="store_true", help="time by process CPU time")
+        args = parser.parse_args()
+        if args.threads:
+            os.environ[THREADS_ENV] = str(args.threads)
+        if args.cpu_time:
+            os.environ[CLOCK_ENV] = "cpu"
+        main(args.models)
