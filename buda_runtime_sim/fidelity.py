@@ -204,7 +204,7 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     """
     phases = _phases(fidelity)
     src_b = _Operand(a, a_format)
-    if takes_bf16_route(accumulate_df):
+    if takes_bf16_route(accumulate_df, _multiply_adds(np.shape(a), np.shape(b))):
         out = _bf16_matmul(src_b, _Operand(b, b_format), phases, b_cache)
         if out is not None:
             return out
@@ -296,9 +296,19 @@ def operand_fits_bf16(x, role: str, fidelity, data_format: DataFormat | None = N
     return _fits_bf16(_Operand(x, data_format), _TF32 if role == "srcb" else _SRCA_FULL)
 
 
-def takes_bf16_route(accumulate_df) -> bool:
-    """Whether products accumulated in `accumulate_df` may run as bfloat16 GEMMs in this process."""
-    return DataFormat.parse(accumulate_df) == DataFormat.Float16_b and bf16_gemm.enabled()
+def takes_bf16_route(accumulate_df, multiply_adds: int) -> bool:
+    """Whether a product of `multiply_adds` accumulated in `accumulate_df` runs as a bfloat16 GEMM
+    in this process (where its slices fit bfloat16)."""
+    return DataFormat.parse(accumulate_df) == DataFormat.Float16_b and bf16_gemm.enabled(multiply_adds)
+
+
+def _multiply_adds(a_shape: tuple, b_shape: tuple) -> int:
+    """Multiply-adds of a @ b (numpy matmul shapes; batch dims broadcast)."""
+    a_shape, b_shape = tuple(a_shape) or (1,), tuple(b_shape) or (1,)
+    rows = a_shape[-2] if len(a_shape) > 1 else 1
+    cols = b_shape[-1] if len(b_shape) > 1 else 1
+    batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    return int(np.prod(batch, dtype=np.int64)) * rows * a_shape[-1] * cols
 
 
 def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, *,

@@ -129,3 +129,21 @@ def test_convolution_same_products(monkeypatch, fidelity, channel_last):
 
     plain, fast = _both_routes(monkeypatch, run)
     _assert_same_products(plain, fast)
+
+
+def test_auto_route_on_bf16_hardware_for_products_large_enough(monkeypatch):
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "auto")
+    hardware = bf16_gemm._hardware_bf16()
+    assert bf16_gemm.enabled(bf16_gemm.MIN_MULTIPLY_ADDS) == hardware
+    assert not bf16_gemm.enabled(bf16_gemm.MIN_MULTIPLY_ADDS - 1)     # small: float32 is faster
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "1")
+    assert bf16_gemm.enabled(1)
+
+
+def test_multiply_adds_follow_numpy_matmul_shapes():
+    from buda_runtime_sim.fidelity import _multiply_adds
+
+    assert _multiply_adds((128, 768), (768, 3072)) == 128 * 768 * 3072
+    assert _multiply_adds((2, 12, 128, 64), (2, 12, 64, 128)) == 24 * 128 * 64 * 128
+    assert _multiply_adds((3, 1, 5, 4), (7, 4, 2)) == 21 * 5 * 4 * 2
+    assert _multiply_adds((4,), (4, 6)) == 24 and _multiply_adds((5, 4), (4,)) == 20
