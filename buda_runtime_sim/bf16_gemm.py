@@ -45,16 +45,18 @@ def _hardware_bf16() -> bool:
     return torch.backends.mkldnn.is_available() and any(check is not None and check() for check in checks)
 
 
-# Below this many multiply-adds the float32 route is faster: joining the terms and converting costs
-# a few tens of microseconds (measured here, one thread: 128x64x64 at HiFi3 53 us vs 45 us in
-# float32; 128x64x256 70 us vs 114 us; 128x768x768 1.1 ms vs 3.7 ms).
-MIN_MULTIPLY_ADDS = 1 << 20
+# The route is chosen by the size of the right operand's matrix (inner dim x columns), never by
+# the rows or batch, so a batch split over chips (data parallel) takes the same route as the
+# whole batch and gives the same bits. Below this size the float32 route is faster: joining the
+# terms and converting costs tens of microseconds (measured here, one thread, HiFi3: 128x64x64
+# 53 us vs 45 us in float32; 128x64x256 70 vs 114 us; 128x768x768 1.1 ms vs 3.7 ms).
+MIN_MATRIX = 1 << 13
 
 
-def enabled(multiply_adds: int | None = None) -> bool:
-    """Whether a product of `multiply_adds` takes the bfloat16 route in this process
-    (TVM_BUDA_BF16_GEMM: "1" always; "auto" where the CPU multiplies bfloat16 and the product is
-    large enough to gain; None asks about the route in general)."""
+def enabled(matrix: int | None = None) -> bool:
+    """Whether a product whose right operand is a `matrix`-element matrix (inner dim x columns) takes
+    the bfloat16 route in this process (TVM_BUDA_BF16_GEMM: "1" always; "auto" where the CPU
+    multiplies bfloat16 and the matrix is large enough to gain; None asks about the route at all)."""
     setting = BF16_GEMM.get().lower()
     if setting in ("0", "off", "false"):
         return False
@@ -62,7 +64,7 @@ def enabled(multiply_adds: int | None = None) -> bool:
         return True
     if setting != "auto":
         raise ValueError(f"environment variable {BF16_GEMM.name}={setting!r} must be auto, 0 or 1: {BF16_GEMM.doc}")
-    return _hardware_bf16() and (multiply_adds is None or multiply_adds >= MIN_MULTIPLY_ADDS)
+    return _hardware_bf16() and (matrix is None or matrix >= MIN_MATRIX)
 
 
 def holds_bf16(values: np.ndarray) -> bool:

@@ -29,7 +29,10 @@ Accumulation: Float32 keeps the float32 sum. Float16_b (Float16 for "a" formats)
 result to that format once, at the end; the device rounds after every accumulate, so a deep
 inner dimension carries more rounding error on hardware than here (the documented approximation).
 
-Speed: GEMMs run in torch on views of the numpy arrays (no copies). Masks that an operand's
+Speed: with a Float16_b accumulation and operand slices that are all bfloat16 values (the default
+formats), the phase terms run as one bfloat16 GEMM joined along the inner dim (bf16_gemm.py: the
+same exact products and float32 sums, rounded once). Otherwise GEMMs run in torch on views of the
+numpy arrays (no copies). Masks that an operand's
 known format makes the identity are skipped (a bfloat16 value already fits SrcA's two slices and
 TF32), and a read-only operand's slices are cut once and kept in a cache the caller owns (the
 weight Tensor's `derived()` dict), so they live exactly as long as the weight.
@@ -204,7 +207,7 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     """
     phases = _phases(fidelity)
     src_b = _Operand(a, a_format)
-    if takes_bf16_route(accumulate_df, _multiply_adds(np.shape(a), np.shape(b))):
+    if takes_bf16_route(accumulate_df, _matrix_size(np.shape(b))):
         out = _bf16_matmul(src_b, _Operand(b, b_format), phases, b_cache)
         if out is not None:
             return out
@@ -296,19 +299,15 @@ def operand_fits_bf16(x, role: str, fidelity, data_format: DataFormat | None = N
     return _fits_bf16(_Operand(x, data_format), _TF32 if role == "srcb" else _SRCA_FULL)
 
 
-def takes_bf16_route(accumulate_df, multiply_adds: int) -> bool:
-    """Whether a product of `multiply_adds` accumulated in `accumulate_df` runs as a bfloat16 GEMM
-    in this process (where its slices fit bfloat16)."""
-    return DataFormat.parse(accumulate_df) == DataFormat.Float16_b and bf16_gemm.enabled(multiply_adds)
+def takes_bf16_route(accumulate_df, matrix: int) -> bool:
+    """Whether a product accumulated in `accumulate_df`, whose right operand is a `matrix`-element
+    matrix, runs as a bfloat16 GEMM in this process (where its slices fit bfloat16)."""
+    return DataFormat.parse(accumulate_df) == DataFormat.Float16_b and bf16_gemm.enabled(matrix)
 
 
-def _multiply_adds(a_shape: tuple, b_shape: tuple) -> int:
-    """Multiply-adds of a @ b (numpy matmul shapes; batch dims broadcast)."""
-    a_shape, b_shape = tuple(a_shape) or (1,), tuple(b_shape) or (1,)
-    rows = a_shape[-2] if len(a_shape) > 1 else 1
-    cols = b_shape[-1] if len(b_shape) > 1 else 1
-    batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
-    return int(np.prod(batch, dtype=np.int64)) * rows * a_shape[-1] * cols
+def _matrix_size(b_shape: tuple) -> int:
+    """Elements of one matrix of a matmul's right operand (numpy shapes: its last two dims)."""
+    return int(np.prod(tuple(b_shape)[-2:], dtype=np.int64))
 
 
 def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, *,

@@ -99,8 +99,8 @@ def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, cha
     t = torch.from_numpy(_stack_terms([x_parts[i] for i in terms], groups, channel_last))
     kernel = kernels[terms[0]] if len(terms) == 1 else _stacked_kernel(kernels, terms)
     # The bfloat16 route (bf16_gemm.py): same products, float32 sums, rounded to Float16_b by oneDNN.
-    multiply_adds = x.size * kernel.shape[0] * kernel.shape[2] * kernel.shape[3] // groups   # at stride 1
-    in_bf16 = (takes_bf16_route(numerics.accumulate_df, multiply_adds) and getattr(kernels, "fit_bf16", False)
+    matrix = kernels[terms[0]][0].numel() * kernels[terms[0]].shape[0]       # [kH*kW*Cin/g, Cout]
+    in_bf16 = (takes_bf16_route(numerics.accumulate_df, matrix) and getattr(kernels, "fit_bf16", False)
                and operand_fits_bf16(x, "srcb", numerics.math_fidelity, x_format))
     if in_bf16:
         t, kernel = t.to(torch.bfloat16), _bf16_kernel(kernels, tuple(terms), kernel)

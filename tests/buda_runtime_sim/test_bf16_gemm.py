@@ -131,19 +131,22 @@ def test_convolution_same_products(monkeypatch, fidelity, channel_last):
     _assert_same_products(plain, fast)
 
 
-def test_auto_route_on_bf16_hardware_for_products_large_enough(monkeypatch):
+def test_auto_route_on_bf16_hardware_for_matrices_large_enough(monkeypatch):
     monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "auto")
     hardware = bf16_gemm._hardware_bf16()
-    assert bf16_gemm.enabled(bf16_gemm.MIN_MULTIPLY_ADDS) == hardware
-    assert not bf16_gemm.enabled(bf16_gemm.MIN_MULTIPLY_ADDS - 1)     # small: float32 is faster
+    assert bf16_gemm.enabled(bf16_gemm.MIN_MATRIX) == hardware
+    assert not bf16_gemm.enabled(bf16_gemm.MIN_MATRIX - 1)     # small: float32 is faster
     monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "1")
     assert bf16_gemm.enabled(1)
 
 
-def test_multiply_adds_follow_numpy_matmul_shapes():
-    from buda_runtime_sim.fidelity import _multiply_adds
-
-    assert _multiply_adds((128, 768), (768, 3072)) == 128 * 768 * 3072
-    assert _multiply_adds((2, 12, 128, 64), (2, 12, 64, 128)) == 24 * 128 * 64 * 128
-    assert _multiply_adds((3, 1, 5, 4), (7, 4, 2)) == 21 * 5 * 4 * 2
-    assert _multiply_adds((4,), (4, 6)) == 24 and _multiply_adds((5, 4), (4,)) == 20
+def test_route_does_not_depend_on_rows_or_batch(monkeypatch):
+    """A batch split (data parallel over chips) takes the whole batch's route and gives its bits."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "auto")
+    rng = np.random.default_rng(3)
+    a = quantize(rng.standard_normal((8, 64, 128)).astype(np.float32), DF.Float16_b)
+    b = quantize(rng.standard_normal((128, 96)).astype(np.float32), DF.Float16_b)
+    whole = fidelity_matmul(a, b, MF.HiFi3, DF.Float16_b, a_format=DF.Float16_b, b_format=DF.Float16_b)
+    halves = [fidelity_matmul(part, b, MF.HiFi3, DF.Float16_b, a_format=DF.Float16_b, b_format=DF.Float16_b)
+              for part in (a[:4], a[4:])]
+    np.testing.assert_array_equal(whole, np.concatenate(halves))
