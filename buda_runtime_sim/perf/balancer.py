@@ -89,7 +89,7 @@ def _fill_spare_cores(prepared, config, runs, frontiers, plan: Plan) -> Plan:
     by_epoch: dict[int, list[Placement]] = {}
     for pl in plan.placements:
         by_epoch.setdefault(pl.epoch, []).append(pl)
-    placements = [pl for pl in plan.placements]
+    placements = list(plan.placements)
     for index, members in sorted(by_epoch.items()):
         names = [pl.op for pl in members]
         grids = {pl.op: pl.grid for pl in members}
