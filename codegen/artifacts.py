@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -86,13 +87,54 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
+class StagedParams:
+    """Writes the modules' safetensors files on a second thread, under temporary names in
+    `directory`, while the caller hashes the same tensors to name the folder they go to (file
+    writes and SHA-256 both release the GIL: on BERT-base the 340 MB write and its hash then take
+    the time of the longer one, not of both). write_module moves each file into place; files
+    not moved are removed on exit."""
+
+    def __init__(self, graphs: list[ModuleGraph], directory: Path):
+        self.directory = Path(directory)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tvm_buda_params")
+        self._futures = [self._pool.submit(self._write, graph) for graph in graphs]
+
+    def _write(self, graph: ModuleGraph) -> Path:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{graph.module_name}.safetensors.", dir=self.directory)
+        os.close(fd)
+        try:
+            write_safetensors(module_tensors(graph), tmp)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return Path(tmp)
+
+    def path(self, index: int) -> Path:
+        """The written temporary file of graph `index` (waits for it; re-raises a failed write)."""
+        return self._futures[index].result()
+
+    def __enter__(self) -> "StagedParams":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pool.shutdown(wait=True)
+        for future in self._futures:
+            if future.exception() is None:
+                future.result().unlink(missing_ok=True)  # not moved into place: the compile failed
+
+
 def write_module(graph: ModuleGraph, directory: Path, header: str, extra_manifest: dict | None = None,
-                 params_digest: str | None = None) -> GeneratedFiles:
-    """params_digest: params_sha256(graph) when the caller has it (the weights are not hashed twice)."""
+                 params_digest: str | None = None, staged_params: Path | None = None) -> GeneratedFiles:
+    """params_digest: params_sha256(graph) when the caller has it (the weights are not hashed twice);
+    staged_params: the weights file already written (StagedParams), moved into place here."""
     files = GeneratedFiles.for_module(directory, graph.module_name)
     source = render(graph, header).encode()
     _atomic_write(files.source, lambda p: Path(p).write_bytes(source))
-    _atomic_write(files.params, lambda p: write_safetensors(module_tensors(graph), p))
+    if staged_params is not None:
+        os.replace(staged_params, files.params)  # same file system: atomic, as _atomic_write's own rename
+    else:
+        _atomic_write(files.params, lambda p: write_safetensors(module_tensors(graph), p))
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "module_name": graph.module_name,
