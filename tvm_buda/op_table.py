@@ -22,6 +22,8 @@ from typing import Callable
 import numpy as np
 from tvm import ir, relax, tirx
 
+from relay_passes.scalars import static_shape
+
 FLOAT_DTYPES = frozenset({"float32", "float16", "bfloat16"})
 DEVICE_DTYPES = FLOAT_DTYPES | {"bool"}
 CAST_DTYPES = FLOAT_DTYPES | {"bool"}
@@ -73,10 +75,7 @@ def _ndim(expr) -> int:
 
 def _shape(expr) -> list[int] | None:
     """The static shape of a tensor expression, or None."""
-    shape = getattr(expr.ty, "shape", None)
-    if shape is None or not all(isinstance(d, tirx.IntImm) for d in shape):
-        return None
-    return [int(d) for d in shape]
+    return static_shape(expr)
 
 
 def _tensor_args(call: relax.Call) -> list:
