@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import save_file
 
-from codegen import GeneratedFiles, sha256
+from codegen import GeneratedFiles, read_manifest, sha256
 from codegen.artifacts import read_safetensors
 
 from .key import versions
@@ -72,8 +72,11 @@ def write_entry(cache_dir: Path, key: str, compiled, extra: dict) -> Path:
         save_file({n: np.ascontiguousarray(params[n]) for n in compiled.weight_names if n not in in_modules},
                   str(tmp / WEIGHTS))
         (tmp / MODULES).mkdir()
+        recorded = {}  # SHA-256 codegen recorded for the files it wrote, so they are not hashed again
+        for subgraph, _ in compiled.subgraphs:
+            recorded.update({f"{MODULES}/{n}": d for n, d in read_manifest(subgraph.files)["checksums"].items()})
         for path in compiled.generated_files:
-            shutil.copy2(path, tmp / MODULES / path.name)
+            _link_or_copy(path, tmp / MODULES / path.name)
         manifest = {
             "format": ENTRY_FORMAT,
             "key": key,
@@ -81,7 +84,8 @@ def write_entry(cache_dir: Path, key: str, compiled, extra: dict) -> Path:
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "host_library": host_name,
             **extra,
-            "checksums": {str(p.relative_to(tmp)): sha256(p) for p in _files_under(tmp)},
+            "checksums": {str(p.relative_to(tmp)): recorded.get(str(p.relative_to(tmp))) or sha256(p)
+                          for p in _files_under(tmp)},
             "stats": {str(p.relative_to(tmp)): _stat(p) for p in _files_under(tmp)},
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
@@ -93,6 +97,17 @@ def write_entry(cache_dir: Path, key: str, compiled, extra: dict) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _link_or_copy(source: Path, dest: Path) -> None:
+    """Weights are hard-linked (never edited in place by tvm-buda, large: as _restore does); the rest copied."""
+    if source.suffix == ".safetensors":
+        try:
+            os.link(source, dest)
+            return
+        except OSError:
+            pass
+    shutil.copy2(source, dest)
 
 
 def read_entry(cache_dir: Path, key: str, check_modules: bool = True) -> Entry:

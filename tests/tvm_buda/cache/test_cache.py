@@ -146,3 +146,22 @@ def test_no_file_in_the_cache_is_a_pickle(cache_on):
     assert len(files) >= 8
     for path in files:
         assert not path.read_bytes()[:2] in PICKLE_MAGIC, f"{path} looks like a pickle"
+
+
+def test_store_links_the_weights_and_reuses_their_recorded_checksums(cache_on, monkeypatch):
+    # a cold compile with the cache on hashes no generated file again and copies no weights
+    import json
+
+    import codegen
+    from tvm_buda.cache import store
+
+    hashed = []
+    monkeypatch.setattr(store, "sha256", lambda p: hashed.append(Path(p).name) or codegen.sha256(p))
+    model, x = _model_and_input()
+    compiled = tvm_buda.compile_model(model, (x,), name="mlp")
+    (entry,) = _entries()
+    assert sorted(n for n in hashed if n.startswith("mlp_0")) == ["mlp_0.json"]  # only the small manifest
+    weights = next(p for p in compiled.generated_files if p.suffix == ".safetensors")
+    assert (entry / "modules" / weights.name).stat().st_ino == weights.stat().st_ino
+    checksums = json.loads((entry / "manifest.json").read_text())["checksums"]
+    assert checksums == {name: codegen.sha256(entry / name) for name in checksums}
