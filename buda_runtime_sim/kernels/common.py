@@ -38,8 +38,11 @@ def axis(dim, ndim: int, argument: str = "dim") -> int:
 
 def broadcast_shape(shape_a, shape_b, argument: str = "operandB") -> tuple[int, ...]:
     """numpy's broadcast of two shapes; a mismatch is the second operand's fault."""
+    shape_a, shape_b = tuple(shape_a), tuple(shape_b)
+    if shape_a == shape_b:   # the common case, without np.broadcast_shapes' ~1.5 us
+        return shape_a
     try:
-        return np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
+        return np.broadcast_shapes(shape_a, shape_b)
     except ValueError:
         raise OpArgumentError(argument, f"of shape {tuple(shape_b)} does not broadcast with {tuple(shape_a)}") from None
 
