@@ -1,0 +1,108 @@
+"""Where a simulated training step goes: kernel work per op type, and everything around it.
+
+    python benchmarks/training_profile.py [--steps N] [--hidden H] [--seq S] [--batch B]
+
+Same model, batches and optimizer as training_speed.py. After two warm-up steps, one step's kernel
+calls are recorded with their operands, and each is re-timed alone (minimum of repeats, so hot
+caches): their sum per op type is the step's kernel work. Then every kernel is replaced by a lookup
+of a result it gave for the same op, operand shapes and attributes, and the median CPU time of
+`--steps` more steps is what surrounds the kernels: op dispatch, the Relax VM and its host ops,
+conversions at device-program boundaries, weight updates, the loss on the CPU device and the
+optimizer. A real step (training_speed.py) costs more than the two added: kernels run with caches
+shared with everything else.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import queue
+import statistics
+import time
+import timeit
+from collections import defaultdict
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("training_speed", Path(__file__).with_name("training_speed.py"))
+training_speed = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(training_speed)
+
+
+def recorded_step(pybuda, kernels: dict, loss_q) -> list:
+    """(op type, operands, attributes, numerics) of every kernel call in one training step."""
+    calls = []
+    original = dict(kernels)
+
+    def recorder(op_type, fn):
+        def record(inputs, attrs, numerics):
+            calls.append((op_type, list(inputs), dict(attrs), numerics))
+            return fn(inputs, attrs, numerics)
+        return record
+
+    kernels.update({op_type: recorder(op_type, fn) for op_type, fn in original.items()})
+    try:
+        pybuda.run_training(steps=1, loss_queue=loss_q)
+    finally:
+        kernels.update(original)
+    return calls
+
+
+def kernel_minima(kernels: dict, calls: list, repeat: int = 5, number: int = 10) -> dict:
+    """op type -> (seconds summed over its calls, calls)."""
+    totals = defaultdict(lambda: [0.0, 0])
+    for op_type, inputs, attrs, numerics in calls:
+        fn = kernels[op_type]
+        best = min(timeit.repeat(lambda: fn(inputs, attrs, numerics), number=number, repeat=repeat)) / number
+        totals[op_type][0] += best
+        totals[op_type][1] += 1
+    return {k: tuple(v) for k, v in totals.items()}
+
+
+def steps_without_kernels(pybuda, kernels: dict, loss_q, steps: int) -> list[float]:
+    """CPU seconds of each step with every kernel answered from a table of earlier results."""
+    original = dict(kernels)
+    table = {}
+
+    def lookup(op_type, fn):
+        def stub(inputs, attrs, numerics):
+            key = (op_type, tuple(t.shape for t in inputs), repr(sorted(attrs.items())))
+            if key not in table:
+                table[key] = fn(inputs, attrs, numerics)
+            return table[key]
+        return stub
+
+    kernels.update({op_type: lookup(op_type, fn) for op_type, fn in original.items()})
+    try:
+        pybuda.run_training(steps=1, loss_queue=loss_q)     # fills the table
+        times = []
+        for _ in range(steps):
+            start = time.process_time()
+            pybuda.run_training(steps=1, loss_queue=loss_q)
+            times.append(time.process_time() - start)
+    finally:
+        kernels.update(original)
+    return times
+
+
+def main(argv=None) -> int:
+    args = training_speed.parse_args(argv, __doc__.splitlines()[0])
+    pybuda, _, _, _, _ = training_speed.start_training(args, total=2 + 1 + 1 + args.steps)
+    from buda_runtime_sim.kernels import KERNELS
+
+    loss_q = queue.Queue()
+    pybuda.run_training(steps=2, loss_queue=loss_q)   # warm-up: weights converted, caches filled
+    calls = recorded_step(pybuda, KERNELS, loss_q)
+    minima = kernel_minima(KERNELS, calls)
+    around = statistics.median(steps_without_kernels(pybuda, KERNELS, loss_q, args.steps))
+    pybuda.shutdown()
+    kernel_total = sum(seconds for seconds, _ in minima.values())
+    print(f"BERT-style classifier: 2 layers, hidden {args.hidden}, seq {args.seq}, batch {args.batch}, "
+          f"torch threads {args.threads}")
+    print(f"kernel work, hot caches: {1e3 * kernel_total:.2f} ms over {len(calls)} kernel calls a step")
+    for op_type, (seconds, count) in sorted(minima.items(), key=lambda kv: -kv[1][0]):
+        print(f"  {op_type:14s} {1e3 * seconds:6.2f} ms  {count:4d} calls  {1e6 * seconds / count:6.1f} us each")
+    print(f"around the kernels (CPU time, median of {args.steps} steps with kernels looked up): {1e3 * around:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
