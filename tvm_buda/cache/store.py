@@ -5,7 +5,9 @@
                            (re-hashed on load unless size and modification time are as written)
     host-<id>.so           the Relax VM executable (host code, bytecode) from export_library
     weights.safetensors    main's weight parameters
-    modules/               the generated PyBuda modules (.py, .safetensors, .json)
+    modules/               the generated PyBuda modules (.py, .safetensors, .json); the weights are
+                           hard-linked to the generated folder's (an in-place edit of either fails the
+                           entry's checksum and rebuilds it)
 
 Only JSON, safetensors, Python source and a shared library: no Python object serialisation.
 """
