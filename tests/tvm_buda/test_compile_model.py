@@ -111,3 +111,23 @@ def test_fused_pattern_whose_inner_result_is_read_elsewhere_does_not_crash():
     compiled = tvm_buda.compile_model(model, args)
     assert compiled.cpu_ops() == []
     assert_matches_golden(compiled.run(*args), model(*args))
+
+
+def test_a_model_wholly_on_the_device_runs_without_compiling_a_host_library(monkeypatch):
+    # TVM's jit would compile and link the empty C module its VM linker adds, with the C compiler
+    import tvm
+
+    def no_c_compiler(*args, **kwargs):
+        raise AssertionError("a host library was compiled and linked")
+
+    monkeypatch.setattr(tvm.runtime.Executable, "export_library", no_c_compiler)
+    torch.manual_seed(0)
+    model, x = MLP().eval(), torch.randn(4, 64)
+    compiled = tvm_buda.compile_model(model, (x,))
+    assert compiled.cpu_ops() == []
+    assert_matches_golden(compiled.run(x), golden(model, x))
+    # with host kernels (the embedding and the cumulative sum) TVM's own route is kept: it runs too
+    model, ids = EmbeddingCumsum().eval(), torch.randint(0, 100, (2, 16))
+    compiled = tvm_buda.compile_model(model, (ids,))
+    assert compiled.cpu_ops()
+    assert_matches_golden(compiled.run(ids), golden(model, ids))
