@@ -119,6 +119,16 @@ def test_relu_modes_leaky_relu_and_clip(exact):
     np.testing.assert_array_equal(pybuda.op.Clip("c", x, min=-0.5, max=0.25).numpy(), np.clip(x, -0.5, 0.25))
 
 
+def test_relu_bits_on_special_values(exact):
+    """Relu is "x where x > 0, else 0" bit for bit: NaN gives 0, -0 gives +0, denormals stay."""
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-45, -1e-45, 1e-40, -3.0, 2.5],
+                        np.float32)
+    patterns = np.random.default_rng(7).integers(0, 2**32, size=4096, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([specials, patterns.view(np.float32)]).reshape(1, -1)
+    expected = np.where(x > 0, x, np.float32(0))
+    np.testing.assert_array_equal(pybuda.op.Relu("r", x).numpy().view(np.uint32), expected.view(np.uint32))
+
+
 def test_where_broadcasts_all_three_operands(exact):
     condition = (RNG.random((2, 33, 1)) > 0.5).astype(np.float32)
     a, b = _data(), np.float32(-1.0)
