@@ -8,10 +8,10 @@ stores them as the compiling process computed them (int16 bit patterns, exact) a
 puts them back, zero-copy views of the image's buffer.
 
 The first term of HiFi2-4 with a bfloat16-valued weight is the weight itself, so when the first
-term equals the tensor's stored bits the terms replace those bits (`share_first_term`) and the
-tensor is widened from its first term: HiFi3's two terms cost one extra copy of the weight in
-the image, the other fidelities nothing. An entry the loading process never looks up (no
-bfloat16 route there) is simply unused: the float32 route keeps its own cache key.
+term equals the tensor's stored bits the terms replace those bits and the tensor is widened from
+its first term: HiFi2 and HiFi4 terms cost nothing in the image, HiFi3's two one extra copy of the
+weight, LoFi's one term (the high slice) a copy beside it. An entry the loading process never
+looks up (no bfloat16 route there) is simply unused: the float32 route keeps its own cache key.
 """
 
 from __future__ import annotations
