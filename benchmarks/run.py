@@ -92,10 +92,23 @@ def child(kind: str, name: str) -> dict:
     params = sum(p.numel() * p.element_size() for p in case.model.parameters()) if hasattr(case.model, "parameters") else 0
     base = _rss_mb()
     out = {"model": name, "param_mb": params / 1e6, "base_rss_mb": base}
+    # each compile writes its modules (hundreds of MB) below a folder removed when the measure is done
+    with tempfile.TemporaryDirectory(prefix="tvm_buda_bench_") as scratch:
+        try:
+            out.update(_measure_in(kind, case, name, scratch))
+        finally:
+            os.chdir(ROOT)
+    print(json.dumps(out))
+    return out
+
+
+def _measure_in(kind: str, case, name: str, scratch: str) -> dict:
+    """buda: one compile's time, peak RSS and accuracy; speed: the interleaved ratios."""
+    out = {}
     if kind == "buda":
         import tvm_buda
 
-        os.chdir(tempfile.mkdtemp())
+        os.chdir(tempfile.mkdtemp(dir=scratch))
         start = time.perf_counter()
         compiled = tvm_buda.compile_model(case.model, case.inputs, name=name)
         out["compile_s"] = time.perf_counter() - start
@@ -107,8 +120,7 @@ def child(kind: str, name: str) -> dict:
 
         out["accuracy"] = str(compare(compiled.run(*case.inputs), case.golden()))
     else:
-        out.update(_speed(case, name))
-    print(json.dumps(out))
+        out.update(_speed(case, name, scratch))
     return out
 
 
@@ -127,7 +139,7 @@ def _interleaved_medians(fns: dict, repeats: int, cpu: dict | None = None) -> di
     return {key: statistics.median(v) for key, v in times.items()}
 
 
-def _speed(case, name: str) -> dict:
+def _speed(case, name: str, scratch: str) -> dict:
     """Compile and run ratios, both sides interleaved in this process."""
     import torch
     import tvm
@@ -149,7 +161,7 @@ def _speed(case, name: str) -> dict:
     compiled = []
 
     def buda():
-        os.chdir(tempfile.mkdtemp())
+        os.chdir(tempfile.mkdtemp(dir=scratch))
         compiled[:] = [tvm_buda.compile_model(case.model, case.inputs, name=name)]
 
     baseline_error = None
