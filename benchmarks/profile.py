@@ -68,7 +68,8 @@ def profile(name: str, fidelity: str | None, runs: int) -> tuple[dict, dict, flo
     run_script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_script)
     case = run_script._case(name)   # zoo models and resnet50, as benchmarks/run.py builds them
-    os.chdir(tempfile.mkdtemp())
+    scratch = tempfile.TemporaryDirectory(prefix="tvm_buda_profile_")  # the generated modules: removed below
+    os.chdir(scratch.name)
     compiled = tvm_buda.compile_model(case.model, case.inputs, name=name)
     if fidelity:
         compiled.exec_context.numerics.math_fidelity = MathFidelity.parse(fidelity)
@@ -85,6 +86,8 @@ def profile(name: str, fidelity: str | None, runs: int) -> tuple[dict, dict, flo
         for op_type, seconds in totals.items():
             per_run[op_type].append(seconds)
     medians = {op: statistics.median(v) for op, v in per_run.items()}
+    os.chdir(ROOT)
+    scratch.cleanup()
     return medians, {op: c // runs for op, c in counts.items()}, statistics.median(walls), runs
 
 
