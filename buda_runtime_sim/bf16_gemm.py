@@ -69,7 +69,7 @@ def enabled(matrix: int | None = None) -> bool:
 
 def holds_bf16(values: np.ndarray) -> bool:
     """True when every float32 value is a bfloat16 value (its low 16 bits are zero)."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32)     # any strides: no copy
     return not np.bitwise_and(bits, _LOW_HALF).any()
 
 

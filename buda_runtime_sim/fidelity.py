@@ -40,8 +40,6 @@ weight Tensor's `derived()` dict), so they live exactly as long as the weight.
 
 from __future__ import annotations
 
-import warnings
-
 import ml_dtypes
 import numpy as np
 
@@ -206,12 +204,12 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     keep `b`'s slices between calls.
     """
     phases = _phases(fidelity)
-    src_b = _Operand(a, a_format)
-    if takes_bf16_route(accumulate_df, _matrix_size(np.shape(b))):
-        out = _bf16_matmul(src_b, _Operand(b, b_format), phases, b_cache)
+    src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)
+    if takes_bf16_route(accumulate_df, _matrix_size(src_a.x.shape)):
+        out = _bf16_matmul(src_b, src_a, phases, b_cache)
         if out is not None:
             return out
-    b_part, b_low = _srca_slices(_Operand(b, b_format), phases, b_cache)
+    b_part, b_low = _srca_slices(src_a, phases, b_cache)
     if phases != 3:
         a_part = src_b.masked(_TF32 if phases == 4 else _SRCB_HI)
         return accumulate(_gemm(a_part, b_part).numpy(), accumulate_df)
@@ -242,14 +240,14 @@ def _bf16_srca_terms(src_a: _Operand, phases: int, cache: dict | None):
     return joined
 
 
-def _bf16_srcb_terms(src_b: _Operand, phases: int) -> list[np.ndarray] | None:
-    """The SrcB slices of each phase term (HiFi3: full and minus low, low None when the format
-    makes it zero), or None when one does not fit bfloat16."""
+def _bf16_srcb_terms(src_b: _Operand, phases: int, low_needed: bool) -> list[np.ndarray] | None:
+    """The SrcB slices of each phase term (HiFi3 with `low_needed`: full and minus low, low None
+    when the format makes it zero), or None when one does not fit bfloat16."""
     if phases in (1, 2):
         return [src_b.masked(_SRCB_HI)]          # 6 mantissa bits: always a bfloat16 value
     if not _fits_bf16(src_b, _TF32):
         return None
-    if phases == 4:
+    if phases == 4 or not low_needed:
         return [src_b.masked(_TF32)]
     return list(src_b.split(_TF32, _SRCB_HI, negate_low=True))
 
@@ -262,14 +260,16 @@ def _fits_bf16(operand: _Operand, mask: np.uint32) -> bool:
 
 def _bf16_matmul(src_b: _Operand, src_a: _Operand, phases: int, b_cache: dict | None) -> np.ndarray | None:
     """The fidelity product as one bfloat16 GEMM (bf16_gemm.py), None where a slice does not fit."""
-    b_joined = _bf16_srca_terms(src_a, phases, b_cache)
-    a_terms = _bf16_srcb_terms(src_b, phases) if b_joined is not None else None
+    b_terms = _bf16_srca_terms(src_a, phases, b_cache)
+    if b_terms is None:
+        return None
+    b_joined, b_count = b_terms
+    a_terms = _bf16_srcb_terms(src_b, phases, low_needed=b_count > 1)
     if a_terms is None:
         return None
-    b_joined, b_count = b_joined
-    if b_count == 1 or a_terms[-1] is None:          # lo(A) lo(B) vanishes with either low slice
+    if a_terms[-1] is None:                          # lo(A) lo(B) vanishes with SrcB's low slice
         a_terms = a_terms[:1]
-        b_joined = b_joined.narrow(-2, 0, b_joined.shape[-2] // b_count) if b_count > 1 else b_joined
+        b_joined = b_joined.narrow(-2, 0, b_joined.shape[-2] // b_count)
     return bf16_gemm.matmul(bf16_gemm.side_by_side(a_terms, -1), b_joined)
 
 

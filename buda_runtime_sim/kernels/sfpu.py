@@ -63,13 +63,13 @@ for _op, _fn in SIMPLE_FUNCTIONS.items():
 def relu(inputs, attrs, numerics):
     """mode "min": x where x > threshold, else 0; mode "max": x where x < threshold, else 0."""
     threshold = np.float32(attrs.get("threshold", 0.0))
-    if attrs.get("mode", "min") == "min" and threshold == 0:
-        # The same bits as the np.where below (NaN -> 0, -0 -> +0: fmax drops NaNs and the added +0
+    if attrs.get("mode", "min") != "min":
+        return unary(inputs[0], lambda x: np.where(x < threshold, x, np.float32(0)), numerics, selects=True)
+    if threshold == 0:
+        # The same bits as np.where(x > 0, x, 0) (NaN -> 0, -0 -> +0: fmax drops NaNs and the added +0
         # makes any zero positive), ten times faster: np.where on signs that change at random stalls.
         return unary(inputs[0], _relu_at_zero, numerics, selects=True)
-    if attrs.get("mode", "min") == "min":
-        return unary(inputs[0], lambda x: np.where(x > threshold, x, np.float32(0)), numerics, selects=True)
-    return unary(inputs[0], lambda x: np.where(x < threshold, x, np.float32(0)), numerics, selects=True)
+    return unary(inputs[0], lambda x: np.where(x > threshold, x, np.float32(0)), numerics, selects=True)
 
 
 def _relu_at_zero(x: np.ndarray) -> np.ndarray:
