@@ -40,6 +40,8 @@ weight Tensor's `derived()` dict), so they live exactly as long as the weight.
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 
@@ -71,10 +73,18 @@ class _Operand:
     """
 
     def __init__(self, x, data_format: DataFormat | None = None):
-        self.x = np.asarray(x, dtype=np.float32)          # views (transposes, broadcasts) are fine
-        self.bits = self.x.view(np.uint32)
+        self._source = x                                   # read on first use of `x` (it may be
+        self.shape = np.shape(x)                           # Tensor.storage()'s stand-in: widen_on_read.py)
         self.carried = mantissa_bits(data_format)
         self._finite = None
+
+    @functools.cached_property
+    def x(self) -> np.ndarray:
+        return np.asarray(self._source, dtype=np.float32)  # views (transposes, broadcasts) are fine
+
+    @functools.cached_property
+    def bits(self) -> np.ndarray:
+        return self.x.view(np.uint32)
 
     @property
     def finite(self) -> bool:
@@ -205,7 +215,7 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     """
     phases = _phases(fidelity)
     src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)
-    if takes_bf16_route(accumulate_df, _matrix_size(src_a.x.shape)):
+    if takes_bf16_route(accumulate_df, _matrix_size(src_a.shape)):
         out = _bf16_matmul(src_b, src_a, phases, b_cache)
         if out is not None:
             return out

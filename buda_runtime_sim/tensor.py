@@ -77,6 +77,11 @@ class Tensor:
             self._derived = {}
         return self._derived
 
+    def storage(self):
+        """The padded storage, for a reader that may need only its shape: a tensor kept in a
+        narrower form gives an array-like that becomes the array under np.asarray (widen_on_read.py)."""
+        return self.padded
+
     # ---- views ----------------------------------------------------------------------------
     def logical(self) -> np.ndarray:
         """The unpadded values as float32 (a view where possible)."""

@@ -29,7 +29,8 @@ def matmul(inputs, attrs, numerics):
     if a.ndim >= 2 and b.ndim >= 2:
         # Padding is zero in both inner dims, so the padded product equals the logical one.
         batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
-        out = matmul_with_fidelity(a.padded, b.padded, numerics, a.data_format, b.data_format, b.derived())
+        # b.storage(): a weight the bfloat16 route takes from its cached terms is never widened
+        out = matmul_with_fidelity(a.padded, b.storage(), numerics, a.data_format, b.data_format, b.derived())
         shape = batch + (a.shape[-2], b.shape[-1])
     else:
         values = matmul_with_fidelity(a.logical(), b.logical(), numerics, a.data_format, b.data_format)

@@ -20,8 +20,8 @@ from ..dataformat import DataFormat
 from ..module import Constant, Parameter
 from ..op.dispatch import consteval_key
 from ..tensor import Tensor, storage_shape
+from ..widen_on_read import WidenOnReadTensor, widen
 from . import image_terms
-from .image_archive import empty_bytes
 
 FLOAT32, BFLOAT16 = "float32", "bfloat16"    # how a padded float32 array is stored
 _HOST_DTYPES = frozenset({"float32", "int32", "int8", "uint8", "int64", "bool"})
@@ -37,13 +37,14 @@ def _pack(padded: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def _unpack(stored: np.ndarray, storage: str) -> np.ndarray:
-    if storage == BFLOAT16 and stored.dtype == np.int16:
-        wide = empty_bytes(stored.size * 4).view(np.uint32).reshape(stored.shape)   # one pass, 4 KiB pages
-        np.left_shift(stored.view(np.uint16), np.uint32(16), out=wide, dtype=np.uint32)
-        return wide.view(np.float32)
-    if storage == FLOAT32 and stored.dtype == np.float32:
-        return stored
-    raise ValueError(f"stored as {stored.dtype} but described as {storage!r}")
+    """The float32 padded values of a stored array (widened now; restore defers it)."""
+    _check_storage(stored, storage)
+    return widen(stored) if storage == BFLOAT16 else stored
+
+
+def _check_storage(stored: np.ndarray, storage: str) -> None:
+    if not ((storage == BFLOAT16 and stored.dtype == np.int16) or (storage == FLOAT32 and stored.dtype == np.float32)):
+        raise ValueError(f"stored as {stored.dtype} but described as {storage!r}")
 
 
 def _tensor_meta(tensor: Tensor) -> dict:
@@ -91,11 +92,16 @@ def _restored_tensor(entry: str, info: dict, arrays: dict) -> Tensor:
     if info.get("dtype") not in _HOST_DTYPES:
         raise ValueError(f"device state {entry!r}: unsupported dtype {info.get('dtype')!r}")
     shape = tuple(int(d) for d in info["shape"])
-    padded = _unpack(image_terms.first_term(entry, info, arrays), info.get("storage"))
-    if padded.shape != storage_shape(shape):
-        raise ValueError(f"device state {entry!r} holds {padded.shape}, a {shape} tensor is stored as {storage_shape(shape)}")
-    padded.flags.writeable = False     # shared by every run, like a tensor the run made itself
-    tensor = Tensor(padded, shape, DataFormat.from_json(info["data_format"]), info["dtype"])
+    stored, storage = image_terms.first_term(entry, info, arrays), info.get("storage")
+    _check_storage(stored, storage)
+    if stored.shape != storage_shape(shape):
+        raise ValueError(f"device state {entry!r} holds {stored.shape}, a {shape} tensor is stored as {storage_shape(shape)}")
+    stored.flags.writeable = False     # shared by every run, like a tensor the run made itself
+    data_format = DataFormat.from_json(info["data_format"])
+    if storage == BFLOAT16:            # widened when a kernel first reads it (maybe never: widen_on_read.py)
+        tensor = WidenOnReadTensor(stored, shape, data_format, info["dtype"])
+    else:
+        tensor = Tensor(stored, shape, data_format, info["dtype"])
     image_terms.restore(entry, info, arrays, tensor)
     return tensor
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import storage_shape
+
 _KIND = "srca_bf16"
 
 
@@ -93,10 +95,9 @@ def restore(entry: str, info: dict, arrays: dict, tensor) -> None:
         if name not in arrays or arrays[name].dtype != np.int16:
             raise ValueError(f"device state {entry!r}: fidelity terms {name!r} are not stored as int16")
         bits, count = arrays[name], _count(entry, d)
-        padded = tensor.padded
-        if bits.shape[:-2] + bits.shape[-1:] != padded.shape[:-2] + padded.shape[-1:] or \
-                bits.shape[-2] != count * padded.shape[-2]:
-            raise ValueError(f"device state {entry!r}: {count} fidelity terms of {padded.shape} cannot be {bits.shape}")
+        padded = storage_shape(tensor.shape)
+        if bits.shape[:-2] + bits.shape[-1:] != padded[:-2] + padded[-1:] or bits.shape[-2] != count * padded[-2]:
+            raise ValueError(f"device state {entry!r}: {count} fidelity terms of {padded} cannot be {bits.shape}")
         tensor.derived()[(_KIND, d["phases"])] = (torch.from_numpy(bits).view(torch.bfloat16), count)
 
 

@@ -37,7 +37,7 @@ from .devices import _host_values, _split, registered_devices
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
 from .image_tensors import parse_safetensors
 
-IMAGE_FORMAT = 1
+IMAGE_FORMAT = 2                # 2: BLAKE3 checksums, tensor members aligned for mapping
 _VERSIONED = ("tvm-buda", "apache-tvm", "apache-tvm-ffi")
 _hooks: dict = {"load_model": None, "build": None}
 
@@ -106,12 +106,15 @@ class TTDeviceImage:
 
     @staticmethod
     def load_from_disk(img_path, max_member_bytes: int = MAX_MEMBER_BYTES,
-                       max_total_bytes: int = MAX_TOTAL_BYTES) -> "TTDeviceImage":
+                       max_total_bytes: int = MAX_TOTAL_BYTES, map_file: bool = True) -> "TTDeviceImage":
         """Check and unpack an image into a fresh folder (removed when the image is collected);
-        tensor members are read into memory instead (see `tensors`).
+        tensor members stay in memory instead (see `tensors`): views of the file mapped
+        copy-on-write (`map_file`, the default: replace a loaded image by renaming a new file over
+        it, never by rewriting it in place), or read into memory (`map_file=False`).
         Raises ImageError naming the problem: not a zip, unsafe or unlisted members, checksums,
         versions. Executes nothing."""
-        root, device, buffers = extract_archive(img_path, check_compatible, max_member_bytes, max_total_bytes)
+        root, device, buffers = extract_archive(img_path, check_compatible, max_member_bytes, max_total_bytes,
+                                                map_file)
         return TTDeviceImage(Path(img_path), root, device, buffers)
 
     # ---- contents ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from buda_runtime_sim.runtime.image_archive import DEVICE_JSON, ImageError, sha256_bytes, write_archive
+from buda_runtime_sim.runtime.image_archive import DEVICE_JSON, ImageError, checksum, write_archive
 from buda_runtime_sim.runtime.images import IMAGE_FORMAT, TTDeviceImage, tool_versions
 
 # Running this module would create a marker file: it must never run on load.
@@ -28,7 +28,7 @@ def _device(members: dict[str, bytes], **overrides) -> dict:
               "device": {"name": "tt0", "arch": "grayskull", "devtype": "golden", "chip_ids": [0],
                          "device_config": "gs_e150", "harvested_rows": [], "grid_size": [10, 12]},
               "models": [{"name": "m", "inputs": [{"name": "x", "shape": [1, 32], "dtype": "float32"}]}],
-              "members": {n: {"size": len(d), "sha256": sha256_bytes(d)} for n, d in members.items()}}
+              "members": {n: {"size": len(d), "blake3": checksum(d)} for n, d in members.items()}}
     device.update(overrides)
     return device
 
