@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Callable
 
 import filelock
-import tvm
 
 from buda_runtime_sim import env
 from codegen import GeneratedFiles, read_graph
 from codegen.artifacts import read_params
 
 from ..device_runtime import DeviceSubgraph
+from ..host_library import load_host_library
 from ..frontends.imported import ImportedModel, TensorSpec
 from ..partition_summary import PartitionSummary
 from .key import cache_key, model_fingerprint
@@ -137,7 +137,7 @@ def _load(entry: Entry, config, copy_modules: bool):
     weights = load_weights(entry)
     for source, (index, local) in module_weight_sources(subgraphs).items():
         weights[source] = subgraphs[index][0].preloaded[local]  # one copy, shared by the VM and the module
-    executable = tvm.runtime.load_module(str(entry.host_library))
+    executable = load_host_library(entry.host_library)
     signature = ImportedModel(
         m["model_name"], m["framework"], None, weights,
         [TensorSpec(n, tuple(s), d) for n, s, d in m["inputs"]], m["output_structure"], list(m["output_names"]),

@@ -28,6 +28,7 @@ from safetensors.numpy import save_file
 from codegen import GeneratedFiles, read_manifest, sha256
 from codegen.artifacts import read_safetensors
 
+from ..host_library import export_host_library
 from .key import versions
 
 ENTRY_FORMAT = 1
@@ -68,7 +69,7 @@ def write_entry(cache_dir: Path, key: str, compiled, extra: dict) -> Path:
     tmp.mkdir()
     try:
         host_name = f"host-{uuid.uuid4().hex[:12]}.so"  # unique: dlopen caches libraries by path
-        compiled.executable.export_library(str(tmp / host_name))
+        export_host_library(compiled.executable, tmp / host_name)
         params = compiled.imported.params
         in_modules = module_weight_sources(compiled.subgraphs)
         save_file({n: np.ascontiguousarray(params[n]) for n in compiled.weight_names if n not in in_modules},

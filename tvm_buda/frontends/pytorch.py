@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from pathlib import Path
 
 import numpy as np
@@ -99,8 +101,12 @@ def import_exported_program(program, name: str) -> ImportedModel:
     from tvm.relax.frontend.torch import from_exported_program
 
     try:
-        mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True,
-                                    custom_convert_map=_converters())
+        with warnings.catch_warnings():
+            # torch 2.13's own run_decompositions deep-copies its tree specs and warns about
+            # `isinstance(treespec, LeafSpec)` in its own code: nothing a user can act on
+            warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
+            mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True,
+                                        custom_convert_map=_converters())
     except Exception as exc:  # noqa: BLE001
         raise import_failed("pytorch", name, ROUTE, exc) from exc
     mod, detached = relax.frontend.detach_params(mod)

@@ -33,6 +33,7 @@ from codegen.artifacts import read_safetensors, write_safetensors
 
 from ..cache.store import module_weight_sources
 from ..frontends.imported import split_samples, to_numpy
+from ..host_library import export_host_library
 from .numerics_json import numerics_to_dict
 
 DESCRIPTOR = "backend_build_binaries/device_desc.json"
@@ -130,7 +131,7 @@ def _write_host_library(parts: _Parts, dest: Path) -> None:
     """Export the host part; a model loaded from a library (warm cache hit, an image) cannot be
     exported again, so its library file is copied."""
     try:
-        parts.executable.export_library(str(dest))
+        export_host_library(parts.executable, dest)
         return
     except Exception as exc:  # noqa: BLE001 - "Module[library] does not support SaveToBytes"
         source = getattr(parts.compiled, "host_library", None)

@@ -8,7 +8,6 @@ arrays, so loading never imports TensorFlow or JAX.
 
 from __future__ import annotations
 
-import tvm
 
 from buda_runtime_sim.config import CompilerConfig
 from buda_runtime_sim.runtime import image_state, image_tensors
@@ -18,6 +17,7 @@ from codegen import GeneratedFiles, read_graph
 from ..cache.store import module_weight_sources
 from ..device_runtime import DeviceSubgraph
 from ..frontends.imported import ImportedModel, TensorSpec
+from ..host_library import load_host_library
 from ..partition_summary import PartitionSummary
 from .numerics_json import numerics_from_dict
 
@@ -65,7 +65,7 @@ def load_model(image, entry: dict):
     missing = [n for n in entry["weight_names"] if n not in weights]
     if missing:
         raise ImageError(f"{image.path}: model {entry['name']!r} has no stored value for weight(s) {missing}")
-    executable = tvm.runtime.load_module(str(image.member(entry["host_library"])))
+    executable = load_host_library(image.member(entry["host_library"]))
     signature = ImportedModel(entry["name"], entry["framework"], None, weights,
                               [TensorSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in entry["inputs"]],
                               entry["output_structure"], list(entry["output_names"]))

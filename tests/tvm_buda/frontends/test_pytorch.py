@@ -116,3 +116,15 @@ def test_gpt2_with_sdpa_attention_at_batch_two():
     compiled = tvm_buda.compile_model(model, (ids,))
     with torch.no_grad():
         assert_outputs_match(compiled.run(ids), model(ids).logits)
+
+
+def test_importing_a_transformers_encoder_warns_nothing(recwarn):
+    """torch's own decompositions warn about its tree specs (FutureWarning): not the user's problem."""
+    from tvm_buda.demo_models import bert_encoder_hidden
+
+    from tvm_buda.frontends.pytorch import import_exported_program
+
+    model = bert_encoder_hidden(layers=1)
+    program = torch.export.export(model, (torch.randn(1, 32, 768),))
+    import_exported_program(program, "bert")
+    assert not [w for w in recwarn if issubclass(w.category, FutureWarning)], [str(w.message) for w in recwarn]
