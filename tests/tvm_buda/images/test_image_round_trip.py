@@ -154,3 +154,26 @@ def test_a_loaded_image_runs_in_process_too_and_starts_warm(saved):
     assert restored > 0 and any(p.consteval for p in params)
     assert torch.equal(compiled.run(torch.from_numpy(x)), torch.from_numpy(expected))
     assert device_state() == restored, "the first run from an image computed device state the image carries"
+
+
+def _maps_of(path) -> int:
+    target = str(Path(path).resolve())
+    return sum(target in line for line in Path("/proc/self/maps").read_text().splitlines())
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+@pytest.mark.parametrize("map_file", [True, False])
+def test_dropping_a_loaded_image_unmaps_its_file(saved, map_file):
+    """The tensors are views of the mapped file: the mapping lives exactly as long as they do."""
+    import gc
+
+    path, x, expected, _ = saved["bert"]
+    gc.collect()
+    before = _maps_of(path)                   # (the image compile_to_image returned may still be alive)
+    img = pybuda.TTDeviceImage.load_from_disk(path, map_file=map_file)
+    compiled = img.load_model()
+    assert torch.equal(compiled.run(torch.from_numpy(x)), torch.from_numpy(expected))
+    assert _maps_of(path) - before == (1 if map_file else 0)
+    del img, compiled
+    gc.collect()
+    assert _maps_of(path) == before
