@@ -177,16 +177,24 @@ def _safetensors_head(tensors: dict[str, np.ndarray]) -> bytes | None:
     return len(text).to_bytes(8, "little") + text
 
 
+def safetensors_chunks(tensors: dict[str, np.ndarray]) -> list | None:
+    """The safetensors file of `tensors` as its pieces in order: the header, then each tensor's
+    bytes (views where the arrays are contiguous); None for a dtype _safetensors_head cannot name."""
+    head = _safetensors_head(tensors)
+    if head is None:
+        return None
+    return [head] + [np.ascontiguousarray(array).reshape(-1).view(np.uint8) for array in tensors.values()]
+
+
 def write_safetensors(tensors: dict[str, np.ndarray], path) -> None:
     """Write the safetensors format tensor by tensor (safetensors.numpy.save_file first builds
     the whole file in memory: hundreds of MB at compile time for a BERT-base)."""
-    head = _safetensors_head(tensors)
-    if head is None:
+    chunks = safetensors_chunks(tensors)
+    if chunks is None:
         return save_file(tensors, str(path))
     with open(path, "wb") as f:
-        f.write(head)
-        for array in tensors.values():
-            f.write(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+        for chunk in chunks:
+            f.write(chunk)
 
 
 def read_params(files: GeneratedFiles) -> dict[str, np.ndarray]:

@@ -70,34 +70,35 @@ def checksum(data) -> str:
     return blake3.blake3(data, max_threads=threads).hexdigest()
 
 
-def _checksum_file(path: Path) -> str:
-    hasher = blake3.blake3(max_threads=blake3.blake3.AUTO)
-    hasher.update_mmap(path)
-    return hasher.hexdigest()
+class Chunks:
+    """A member given as the buffers it is made of, in order (a safetensors file: its header, then
+    each tensor's bytes): written into the archive and hashed as they come, never assembled."""
+
+    def __init__(self, parts):
+        self.parts = [memoryview(p).cast("B") for p in parts]
+        self.size = sum(p.nbytes for p in self.parts)
 
 
-def write_archive(path, members: dict[str, Path | bytes], device: dict) -> Path:
-    """Zip `members` (archive name -> file or bytes) plus `device.json` (= `device` with a
-    `members` table of sizes and checksums) to `path`, atomically."""
+def write_archive(path, members: dict[str, Path | bytes | memoryview | Chunks], device: dict) -> Path:
+    """Zip `members` (archive name -> file, bytes or Chunks) plus `device.json` (= `device` with a
+    `members` table of sizes and checksums, computed while writing) to `path`, atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = {}
-    for name, source in sorted(members.items()):
+    for name in members:
         check_member_name(name)
-        data_size = len(source) if isinstance(source, bytes) else Path(source).stat().st_size
-        digest = checksum(source) if isinstance(source, bytes) else _checksum_file(Path(source))
-        table[name] = {"size": data_size, CHECKSUM: digest}
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
     try:
+        table = {}
         with zipfile.ZipFile(tmp, "w") as zf:
             for name, source in sorted(members.items()):
                 if name.endswith(_STORED_SUFFIXES):
-                    _write_aligned(zf, name, source, table[name]["size"])
-                elif isinstance(source, bytes):
-                    zf.writestr(name, source, compress_type=zipfile.ZIP_DEFLATED)
-                else:
-                    zf.write(source, name, compress_type=zipfile.ZIP_DEFLATED)
+                    table[name] = _write_aligned(zf, name, source)
+                    continue
+                data = b"".join(source.parts) if isinstance(source, Chunks) else \
+                    bytes(source) if isinstance(source, (bytes, bytearray, memoryview)) else Path(source).read_bytes()
+                zf.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
+                table[name] = {"size": len(data), CHECKSUM: checksum(data)}
             zf.writestr(DEVICE_JSON, json.dumps({**device, "members": table}, indent=1, sort_keys=True),
                         compress_type=zipfile.ZIP_DEFLATED)
         os.replace(tmp, path)
@@ -107,24 +108,43 @@ def write_archive(path, members: dict[str, Path | bytes], device: dict) -> Path:
     return path
 
 
-def _write_aligned(zf: zipfile.ZipFile, name: str, source: Path | bytes, size: int) -> None:
+def _pieces(source: Path | bytes | Chunks):
+    """(size, the member's bytes as an iterable of buffers)."""
+    if isinstance(source, Chunks):
+        return source.size, source.parts
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return memoryview(source).nbytes, [source]
+    path = Path(source)
+
+    def read():
+        with open(path, "rb") as f:
+            while chunk := f.read(_CHUNK):
+                yield chunk
+
+    return path.stat().st_size, read()
+
+
+def _write_aligned(zf: zipfile.ZipFile, name: str, source: Path | bytes | Chunks) -> dict:
     """Store a member uncompressed with its data (a safetensors file's tensor data) starting at a
-    64-byte boundary of the archive, so a mapped image hands out aligned arrays."""
+    64-byte boundary of the archive, so a mapped image hands out aligned arrays; returns its
+    device.json entry (size and checksum, hashed as it is written)."""
+    size, pieces = _pieces(source)
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
     info.compress_type, info.file_size = zipfile.ZIP_STORED, size
     info.external_attr = 0o644 << 16
-    head = source[:8] if isinstance(source, bytes) else _first_bytes(Path(source), 8)
+    head = bytes(source.parts[0][:8]) if isinstance(source, Chunks) and source.parts else \
+        bytes(source[:8]) if isinstance(source, (bytes, bytearray, memoryview)) else _first_bytes(Path(source), 8)
     skew = 8 + int.from_bytes(head, "little") if name.endswith(".safetensors") and len(head) == 8 else 0
     zip64 = size * 1.05 > zipfile.ZIP64_LIMIT          # zipfile's own rule for a zip64 local field
     header = _LOCAL_HEADER.size + len(name.encode("utf-8")) + _PADDING_FIELD.size + zip64 * _ZIP64_LOCAL_EXTRA
     padding = -(zf.fp.tell() + header + skew) % _ALIGN
     info.extra = _PADDING_FIELD.pack(_PADDING_ID, padding) + bytes(padding)
+    hasher = blake3.blake3(max_threads=blake3.blake3.AUTO)
     with zf.open(info, "w") as dst:
-        if isinstance(source, bytes):
-            dst.write(source)
-        else:
-            with open(source, "rb") as src:
-                shutil.copyfileobj(src, dst, _CHUNK)
+        for piece in pieces:
+            dst.write(piece)
+            hasher.update(piece)
+    return {"size": size, CHECKSUM: hasher.hexdigest()}
 
 
 def _first_bytes(path: Path, n: int) -> bytes:

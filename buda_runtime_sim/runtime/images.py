@@ -145,10 +145,11 @@ class TTDeviceImage:
             raise ImageError(f"{self.path}: {name!r} is a tensor member, held in memory: read it with tensors()")
         return self.root / name
 
-    def member_data(self, name: str) -> Path | bytes:
-        """A member as its extracted file, or its bytes for a tensor member (to copy it elsewhere)."""
+    def member_data(self, name: str) -> Path | memoryview:
+        """A member as its extracted file, or a view of its checked bytes for a tensor member (to
+        copy it into another image: write_archive takes either)."""
         if name in self._buffers:
-            return self._buffers[name].tobytes()
+            return memoryview(self._buffers[name])
         return self.member(name)
 
     def holds_tensors(self, name: str) -> bool:

@@ -27,9 +27,9 @@ from tvm import relax
 from buda_runtime_sim.dataformat import DataFormat
 from buda_runtime_sim.perf.ops import tensor_bytes
 from buda_runtime_sim.runtime import image_state, image_tensors
-from buda_runtime_sim.runtime.image_archive import CONFIG_JSON, write_archive
+from buda_runtime_sim.runtime.image_archive import CONFIG_JSON, Chunks, write_archive
 from buda_runtime_sim.runtime.images import IMAGE_FORMAT, tool_versions
-from codegen.artifacts import read_safetensors, write_safetensors
+from codegen.artifacts import read_safetensors, safetensors_chunks
 
 from ..cache.store import module_weight_sources
 from ..frontends.imported import split_samples, to_numpy
@@ -189,6 +189,16 @@ def _device_states(parts: _Parts, sample_inputs) -> list[tuple[dict, dict]]:
     return [image_state.capture(sub.module, parts.numerics) for sub, _ in parts.subgraphs]
 
 
+def _tensors_member(arrays: dict[str, np.ndarray]):
+    """A safetensors member streamed into the archive from the arrays themselves (no file, no copy)."""
+    chunks = safetensors_chunks(arrays)
+    if chunks is None:                     # a dtype only the library can name: built in memory
+        from safetensors.numpy import save
+
+        return save(arrays)
+    return Chunks(chunks)
+
+
 def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | None = None) -> Path:
     """Write `compiled` as a single-model TTI at `img_path` for the board in `target`."""
     parts = _parts(compiled)
@@ -204,8 +214,7 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
         in_modules = module_weight_sources(parts.subgraphs)
         host_only = [n for n in parts.weight_names if n not in in_modules or layout == image_tensors.TILIZED]
         host_weights = f"tensors/{stem}/host_weights.safetensors"
-        write_safetensors({n: np.ascontiguousarray(parts.params[n]) for n in host_only}, tmp / "host_weights.st")
-        members[host_weights] = tmp / "host_weights.st"
+        members[host_weights] = _tensors_member({n: np.ascontiguousarray(parts.params[n]) for n in host_only})
         subgraphs, formats_by_module = [], {}
         for index, (sub, graph) in enumerate(parts.subgraphs):
             module = graph.module_name
@@ -213,15 +222,12 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
             formats_by_module[module] = formats
             values = sub.preloaded if sub.preloaded is not None else read_safetensors(sub.files.params)
             stored, meta = image_tensors.encode(values, formats, layout)
-            params_path = tmp / f"{index}.st"
-            write_safetensors(stored, params_path)
             state_arrays, state_meta = states[index]
-            write_safetensors(state_arrays, tmp / f"{index}.state.st")
             names = {"source": f"module_files/{stem}/{module}.py", "manifest": f"module_files/{stem}/{module}.json",
                      "params": f"tensors/{stem}/{module}.safetensors",
                      "state": f"tensors/{stem}/{module}.device_state.safetensors"}
             members.update({names["source"]: sub.files.source, names["manifest"]: sub.files.manifest,
-                            names["params"]: params_path, names["state"]: tmp / f"{index}.state.st"})
+                            names["params"]: _tensors_member(stored), names["state"]: _tensors_member(state_arrays)})
             subgraphs.append({**names, "symbol": sub.symbol, "module_name": module,
                               "arg_roles": [list(r) for r in sub.arg_roles], "num_outputs": sub.num_outputs,
                               "tensors": meta, "state_entries": state_meta})
