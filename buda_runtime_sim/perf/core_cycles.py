@@ -35,6 +35,7 @@ from . import row_reductions
 UBLOCK_MAX_TILES = 8
 UBLOCK_SHAPES = [(r, c) for r in range(1, UBLOCK_MAX_TILES + 1) for c in range(1, UBLOCK_MAX_TILES + 1)
                  if r * c <= UBLOCK_MAX_TILES]
+_UB_ROWS, _UB_COLS = (np.array(dims, dtype=np.int64) for dims in zip(*UBLOCK_SHAPES))
 # L1 share for a matmul's two double-buffered input blocks (rows x u_kt and u_kt x cols tiles).
 # An assumption, checked two ways: BERT-Large's QKV matmul on Grayskull gets the netlist's
 # m_k 4 x u_kt 8 (netlist_summary.md), and the measured WH block mblock 4x4, ublock 2x4, u_kt 8
@@ -61,18 +62,22 @@ def _df(fmt: DataFormat) -> str:
     return M.df_class(fmt.name)
 
 
+def _ublocks(*block):
+    """(ur, uc): every ublock shape of UBLOCK_SHAPES along a new leading axis, broadcastable
+    against arrays shaped like the `block` arrays (one vectorised pass tries them all)."""
+    lead = (-1,) + (1,) * np.broadcast(*block).ndim
+    return _UB_ROWS.reshape(lead), _UB_COLS.reshape(lead)
+
+
 def eltwise(arch: str, op: str, t, rows, cols, df: str, z=1) -> np.ndarray:
     """Cheapest ublock blocking of a t x rows x cols tile block for a single- or two-input op."""
-    best = np.full(np.broadcast(t, rows, cols).shape, np.inf)
-    scale_tiles = df == "fp16" and op in ("add", "subtract", "multiply")
-    for ur, uc in UBLOCK_SHAPES:
-        mb_m, mb_n = -(-rows // ur), -(-cols // uc)
-        cycles = M.block_cycles(arch, op, t, mb_m, mb_n, ur, uc, z=z, df=df)
-        if scale_tiles:
-            coeff = M.coefficients(arch, op, "", df)
-            cycles = cycles + (BINARY_FP16_TILE_FACTOR - 1) * coeff[2] * t * mb_m * mb_n * ur * uc
-        best = np.minimum(best, cycles)
-    return best
+    ur, uc = _ublocks(t, rows, cols)
+    mb_m, mb_n = -(-np.asarray(rows) // ur), -(-np.asarray(cols) // uc)
+    cycles = M.block_cycles(arch, op, t, mb_m, mb_n, ur, uc, z=z, df=df)
+    if df == "fp16" and op in ("add", "subtract", "multiply"):
+        coeff = M.coefficients(arch, op, "", df)
+        cycles = cycles + (BINARY_FP16_TILE_FACTOR - 1) * coeff[2] * t * mb_m * mb_n * ur * uc
+    return cycles.min(axis=0)
 
 
 def _inner_split(kt: int, rows, cols, fmt: DataFormat, l1_bytes: int):
@@ -88,22 +93,17 @@ def _inner_split(kt: int, rows, cols, fmt: DataFormat, l1_bytes: int):
 def matmul(arch: str, t, rows, cols, kt: int, phases: int, fmt: DataFormat, l1_bytes: int) -> np.ndarray:
     m_k, u_kt = _inner_split(kt, rows, cols, fmt, l1_bytes)
     variants = ("", M.L1_ACC) if arch == M.WH else ("",)
-    best = np.full(np.broadcast(t, rows, cols).shape, np.inf)
-    for ur, uc in UBLOCK_SHAPES:
-        for variant in variants:
-            cycles = M.block_cycles(arch, "matmul", t, -(-rows // ur), -(-cols // uc), ur, uc, m_k, u_kt, phases,
-                                    df=_df(fmt), variant=variant)
-            best = np.minimum(best, cycles)
-    return best
+    ur, uc = _ublocks(t, rows, cols)
+    mb_m, mb_n = -(-np.asarray(rows) // ur), -(-np.asarray(cols) // uc)
+    return np.min([M.block_cycles(arch, "matmul", t, mb_m, mb_n, ur, uc, m_k, u_kt, phases, df=_df(fmt),
+                                  variant=variant).min(axis=0) for variant in variants], axis=0)
 
 
 def depthwise(arch: str, t, rows, cols, taps: int, fmt: DataFormat) -> np.ndarray:
     """Depthwise: taps outer steps of one inner tile each (m_k = taps, u_kt = 1), as in the netlists."""
-    best = np.full(np.broadcast(t, rows, cols).shape, np.inf)
-    for ur, uc in UBLOCK_SHAPES:
-        cycles = M.block_cycles(arch, "depthwise", t, -(-rows // ur), -(-cols // uc), ur, uc, taps, 1, df=_df(fmt))
-        best = np.minimum(best, cycles)
-    return best
+    ur, uc = _ublocks(t, rows, cols)
+    return M.block_cycles(arch, "depthwise", t, -(-np.asarray(rows) // ur), -(-np.asarray(cols) // uc), ur, uc,
+                          taps, 1, df=_df(fmt)).min(axis=0)
 
 
 def gathered_tiles(op: K.PerfOp, geom) -> int:

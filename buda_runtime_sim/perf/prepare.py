@@ -12,6 +12,7 @@ third operand). Both only when the producer feeds nothing else.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from .boards import Board
 from .channels_last import channels_last_matrices
 from .config import SMALLEST_GRID_POLICIES, PlacementConfig, lookup
 from .costs import Geometry, GridCycles, geometry, grid_cycles, useful_math_cycles
-from .ops import OpGraph, PerfOp, tensor_bytes
+from .ops import OpGraph, PerfOp, tensor_bytes, tensor_tiles
 
 PLACED, EDGE_TM, FOLDED, FUSED = "placed", "tm", "folded", "fused"
 PACKER_RELU = frozenset({"Relu", "Relu6"})
@@ -48,8 +49,12 @@ class PreparedOp:
     def cycles(self, grid: tuple[int, int]) -> float:
         return float(self.table.cycles[grid[0] - 1, grid[1] - 1])
 
+    @functools.cached_property
+    def output_tiles(self) -> int:
+        return tensor_tiles(self.op.output_shape)     # (the balancer asks for the bytes thousands of times)
+
     def output_bytes(self, fmt=None) -> int:
-        return tensor_bytes(self.op.output_shape, fmt or self.op.data_format)
+        return self.output_tiles * tile_bytes(fmt or self.op.data_format)
 
     def weight_bytes(self) -> int:
         return self.geom.weight_tiles * tile_bytes(self.op.weight_format or self.op.data_format)
