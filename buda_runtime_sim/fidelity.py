@@ -73,8 +73,13 @@ class _Operand:
     """
 
     def __init__(self, x, data_format: DataFormat | None = None):
-        self._source = x                                   # read on first use of `x` (it may be
-        self.shape = np.shape(x)                           # Tensor.storage()'s stand-in: widen_on_read.py)
+        if type(x) is np.ndarray:                          # the usual case: no lazy attribute lookups
+            self.x = x if x.dtype == np.float32 else x.astype(np.float32)
+            self.bits = self.x.view(np.uint32)
+            self.shape = x.shape
+        else:                                              # read on first use of `x`: it may be
+            self._source = x                               # Tensor.storage()'s stand-in (widen_on_read.py)
+            self.shape = np.shape(x)
         self.carried = mantissa_bits(data_format)
         self._finite = None
 
