@@ -45,7 +45,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
-from . import bf16_gemm
+from . import bf16_gemm, fidelity_bf16
 from .bf16_gemm import torch_view
 from .dataformat import DataFormat, MathFidelity
 from .formats import mantissa_bits
@@ -219,6 +219,11 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     keep `b`'s slices between calls.
     """
     phases = _phases(fidelity)
+    if phases == 3 and fidelity_bf16.applies(a_format, b_format):
+        a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+        out = fidelity_bf16.matmul(a, b, accumulate_df, b_cache) if a.ndim >= 2 and b.ndim >= 2 else None
+        if out is not None:
+            return out
     src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)
     if takes_bf16_route(accumulate_df, _matrix_size(src_a.shape)):
         out = _bf16_matmul(src_b, src_a, phases, b_cache)
@@ -322,13 +327,21 @@ def takes_bf16_route(accumulate_df, matrix: int) -> bool:
 
 def _matrix_size(b_shape: tuple) -> int:
     """Elements of one matrix of a matmul's right operand (numpy shapes: its last two dims)."""
-    return int(np.prod(tuple(b_shape)[-2:], dtype=np.int64))
+    size = 1
+    for dim in tuple(b_shape)[-2:]:      # not np.prod: ~5 us a call, as much as a small op's arithmetic
+        size *= int(dim)
+    return size
 
 
 def fidelity_multiply(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, *,
                       a_format: DataFormat | None = None, b_format: DataFormat | None = None) -> np.ndarray:
     """a * b (broadcasting) at `fidelity`: `a` is the SrcA operand (5-bit slices), `b` SrcB (7-bit)."""
-    terms = _phase_terms(_Operand(a, a_format), _Operand(b, b_format), _phases(fidelity))
+    phases = _phases(fidelity)
+    if phases == 3 and fidelity_bf16.applies(a_format, b_format):
+        out = fidelity_bf16.multiply(np.asarray(a, np.float32), np.asarray(b, np.float32))
+        if out is not None:
+            return out
+    terms = _phase_terms(_Operand(a, a_format), _Operand(b, b_format), phases)
     out = np.multiply(*terms[0], dtype=np.float32)
     for src_a_part, src_b_part in terms[1:]:
         out += np.multiply(src_a_part, src_b_part, dtype=np.float32)

@@ -1,0 +1,140 @@
+"""HiFi3 on bfloat16 operands (the default formats) in straight-line numpy: the same bits as
+fidelity.py's general path, with fewer array passes and less Python per call.
+
+With both operands held in Float16_b, HiFi3's slices are fixed by the format (fidelity.py):
+SrcA's full slice and SrcB's TF32 slice are the operand itself, SrcA's low slice is its last three
+mantissa bits (`x - hi(x)`) and SrcB's minus-low slice its last bit (`hi(x) - x`). The general path
+cuts those slices with a finiteness check per operand (inf and NaN contribute 0 through a low
+slice). Here the slices are cut without it, and the result is checked once instead: an inf or
+NaN operand element reaches at least one result element (through its full slice, in every
+product it takes part in), so a result that is all finite proves every operand finite, and then
+the unchecked slices equal the checked ones. A result that is not all finite (specials, or an
+overflow) gets None back, and the caller runs the general path, which defines the answer.
+
+Every GEMM is the general path's call on equal operands in equal layouts (`fidelity._gemm`,
+`bf16_gemm.matmul`), so float32 sums are added in the same order; on the bfloat16 route the
+phase terms are joined as bfloat16 bit patterns taken straight from the float32 words (exact:
+the values fit bfloat16, so their low 16 bits are zero). Weights' slices come from, and go to,
+the same cache entries as the general path's. tests/buda_runtime_sim/test_fidelity_bf16.py
+compares both paths bit for bit.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import bf16_gemm
+from .dataformat import DataFormat
+
+_SRCA_HI = np.uint32(0xFFF80000)    # hidden one + 4 mantissa bits (fidelity._SRCA_HI)
+_SRCB_HI = np.uint32(0xFFFE0000)    # hidden one + 6 mantissa bits (fidelity._SRCB_HI)
+_LITTLE = sys.byteorder == "little"  # a float32 word's high half is its second uint16
+
+
+def applies(a_format, b_format) -> bool:
+    """Whether both operands are known to hold bfloat16 values (the fast paths' condition)."""
+    return a_format is DataFormat.Float16_b and b_format is DataFormat.Float16_b
+
+
+def _finite(values: np.ndarray) -> bool:
+    """Every value finite: one reduction (a sum of finite values that overflows says False,
+    which only sends the caller to the general path)."""
+    return bool(np.isfinite(np.add.reduce(values, axis=None)))
+
+
+def _low(x: np.ndarray, mask: np.uint32, negate: bool) -> np.ndarray:
+    """x - (x & mask) (`negate`: the opposite sign) as a new float32 array (0-d included), without
+    special cases."""
+    bits = np.empty(x.shape, np.uint32)
+    np.bitwise_and(x.view(np.uint32), mask, out=bits)
+    out = bits.view(np.float32)
+    return np.subtract(out, x, out=out) if negate else np.subtract(x, out, out=out)
+
+
+def multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """HiFi3 a * b (a is SrcA, b SrcB; float32, numpy broadcasting) as fidelity_multiply gives it:
+    a b + lo(a) (-lo(b)), summed in float32. None when the result is not all finite."""
+    a_low = _low(a, _SRCA_HI, negate=False)
+    minus_b_low = _low(b, _SRCB_HI, negate=True)
+    out = np.multiply(a, b, dtype=np.float32)
+    out += np.multiply(a_low, minus_b_low, dtype=np.float32)
+    out = np.asarray(out, dtype=np.float32)
+    return out if _finite(out) else None
+
+
+def matmul(a: np.ndarray, b: np.ndarray, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
+    """HiFi3 a @ b (a is SrcB, b SrcA) as fidelity_matmul gives it for bfloat16 operands, or None:
+    the result is not all finite, or the case is one left to the general path (a low slice that is
+    all zero, a big-endian host)."""
+    from . import fidelity
+
+    if not _LITTLE:
+        return None
+    if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b.shape)):
+        out = _bf16_route(a, b, b_cache)
+    else:
+        out = _float32_route(a, b, accumulate_df, b_cache)
+    return out if out is not None and _finite(out) else None
+
+
+def _float32_route(a, b, accumulate_df, b_cache):
+    """B' A' - lo(B) lo(A) as two float32 GEMMs, the second added into the first (fidelity_matmul)."""
+    from . import fidelity
+    from .bf16_gemm import torch_view
+
+    if b_cache is not None:            # a weight: its slices are cut (and checked) once, as in general
+        b_part, b_low = fidelity._srca_slices(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
+    else:
+        low = _low(b, _SRCA_HI, negate=False)
+        b_part, b_low = torch_view(b), (torch_view(low) if low.any() else None)
+    minus_a_low = _low(a, _SRCB_HI, negate=True)
+    out = fidelity._gemm(a, b_part)
+    if b_low is not None and minus_a_low.any():
+        fidelity._gemm(minus_a_low, b_low, out=out)
+    return fidelity.accumulate(out.numpy(), accumulate_df)
+
+
+def _bf16_route(a, b, b_cache):
+    """[A' | -lo(A)] @ [B'; lo(B)] as one bfloat16 GEMM (fidelity._bf16_matmul), or None where the
+    general path joins fewer terms (a low slice of B that is all zero)."""
+    import torch
+
+    from . import fidelity
+
+    if b_cache is not None:
+        joined = fidelity._bf16_srca_terms(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
+        if joined is None or joined[1] != 2:
+            return None
+        right = joined[0]
+    else:
+        low = _low(b, _SRCA_HI, negate=False)
+        if not low.any():
+            return None
+        right = _joined_bf16(b, low, axis=-2)
+    left = _joined_bf16(a, _low(a, _SRCB_HI, negate=True), axis=-1)
+    return bf16_gemm.matmul(left, right)
+
+
+def _joined_bf16(full: np.ndarray, low: np.ndarray, axis: int):
+    """[full | low] along `axis` (-1 or -2; `low` has `full`'s shape) as a contiguous bfloat16
+    torch tensor, as bf16_gemm.side_by_side joins them: each float32 word's high half."""
+    import torch
+
+    width = full.shape[axis]
+    shape = list(full.shape)
+    shape[axis] = 2 * width
+    out = np.empty(shape, np.uint16)
+    first, second = (out[..., :width], out[..., width:]) if axis == -1 else (out[..., :width, :], out[..., width:, :])
+    first[...] = _high_halves(full)
+    second[...] = _high_halves(low)
+    return torch.from_numpy(out).view(torch.bfloat16)
+
+
+def _high_halves(x: np.ndarray) -> np.ndarray:
+    """The high 16 bits of each float32 word of `x` (a strided uint16 view where `x`'s last axis is
+    contiguous)."""
+    if x.strides[-1] != x.itemsize:
+        x = np.ascontiguousarray(x)
+    return x.view(np.uint16)[..., 1::2]

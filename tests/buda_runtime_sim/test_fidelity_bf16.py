@@ -1,0 +1,159 @@
+"""The HiFi3 bfloat16 fast paths (fidelity_bf16.py) give the general path's bits: the same float32
+words, not merely close values, on random operands, on operands holding specials (inf, NaN, -0,
+denormals, values that overflow), on both GEMM routes, with and without a weight's slice cache."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from buda_runtime_sim import fidelity_bf16
+from buda_runtime_sim.dataformat import DataFormat as DF
+from buda_runtime_sim.dataformat import MathFidelity as MF
+from buda_runtime_sim.fidelity import fidelity_matmul, fidelity_multiply
+
+BF16 = DF.Float16_b
+# kernels call these under float_errors.ignored(): overflow and inf - inf are values here, not errors
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+_SPECIALS = np.array([np.inf, -np.inf, np.nan, -np.nan, -0.0, 0.0, 3.3895e38, -3.3895e38,
+                      1e-39, -1e-39, 9.2e-41, 1.1754944e-38], np.float32)
+
+
+def _bf16_values(rng, shape, scale=1.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def _random_bits(rng, shape) -> np.ndarray:
+    """Any bfloat16 bit pattern (specials and denormals included) as float32."""
+    return rng.integers(0, 1 << 16, shape, dtype=np.uint32).astype(np.uint16).view(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def _with_specials(rng, x: np.ndarray, count: int = 3) -> np.ndarray:
+    x = x.copy()
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, count, replace=False)] = rng.choice(_SPECIALS, count)
+    return x
+
+
+def _general(monkeypatch, compute):
+    """`compute()` with the fast paths switched off."""
+    with monkeypatch.context() as patch:
+        patch.setattr(fidelity_bf16, "applies", lambda *formats: False)
+        return compute()
+
+
+def _assert_same_bits(fast: np.ndarray, general: np.ndarray):
+    assert fast.dtype == general.dtype == np.float32 and fast.shape == general.shape
+    np.testing.assert_array_equal(fast.view(np.uint32), general.view(np.uint32))
+
+
+MATMUL_SHAPES = [((128, 64), (64, 64)), ((4, 32, 64), (64, 64)), ((8, 32, 32), (8, 32, 32)),
+                 ((64, 128), (128, 64)), ((128, 64), (64, 256)), ((2, 32, 64), (1, 64, 160)),
+                 ((32, 96), (96, 96))]
+
+
+@pytest.mark.parametrize("route", ["0", "1", "auto"])
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
+@pytest.mark.parametrize("weight", [False, True])
+def test_matmul_same_bits(monkeypatch, route, shape_a, shape_b, weight):
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(len(shape_a) * 100 + shape_b[-1])
+    a, b = _bf16_values(rng, shape_a), _bf16_values(rng, shape_b, 3.0)
+
+    def run(b_cache):
+        return fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache=b_cache)
+
+    general = _general(monkeypatch, lambda: run({} if weight else None))
+    assert fidelity_bf16.matmul(a, b, BF16, {} if weight else None) is not None   # the fast path ran
+    _assert_same_bits(run({} if weight else None), general)
+    if weight:                   # slices cached by either path serve the other
+        cache = {}
+        _general(monkeypatch, lambda: run(cache))
+        _assert_same_bits(run(cache), general)
+        cache = {}
+        run(cache)
+        _assert_same_bits(_general(monkeypatch, lambda: run(cache)), general)
+
+
+@pytest.mark.parametrize("route", ["0", "1"])
+@pytest.mark.parametrize("shape_a, shape_b", [((128, 64), (64, 64)), ((64, 128), (128, 96))])
+@pytest.mark.parametrize("where", ["a", "b", "both"])
+def test_matmul_specials_take_the_general_path(monkeypatch, route, shape_a, shape_b, where):
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(7)
+    a, b = _bf16_values(rng, shape_a), _bf16_values(rng, shape_b)
+    if where in ("a", "both"):
+        a = _with_specials(rng, a)
+    if where in ("b", "both"):
+        b = _with_specials(rng, b)
+    for cache in (None, {}):
+        fast = fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache=cache)
+        general = _general(monkeypatch, lambda: fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16))
+        _assert_same_bits(fast, general)
+
+
+@pytest.mark.parametrize("route", ["0", "1"])
+def test_matmul_random_bit_patterns(monkeypatch, route):
+    """Every bfloat16 pattern, denormals and specials included, and operands that overflow."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        a, b = _random_bits(rng, (64, 96)), _random_bits(rng, (96, 64))
+        fast = fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16)
+        _assert_same_bits(fast, _general(monkeypatch, lambda: fidelity_matmul(a, b, MF.HiFi3, BF16,
+                                                                              a_format=BF16, b_format=BF16)))
+    tiny = np.full((32, 32), 1e-39, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)   # denormal products
+    fast = fidelity_matmul(tiny, tiny, MF.HiFi3, BF16, a_format=BF16, b_format=BF16)
+    _assert_same_bits(fast, _general(monkeypatch, lambda: fidelity_matmul(tiny, tiny, MF.HiFi3, BF16,
+                                                                          a_format=BF16, b_format=BF16)))
+
+
+@pytest.mark.parametrize("route", ["0", "1"])
+def test_matmul_zero_low_slices(monkeypatch, route):
+    """Operands whose low slices are all zero (few mantissa bits): the general path drops a term."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(5)
+    coarse = lambda shape: rng.integers(-8, 8, shape).astype(np.float32) * np.float32(0.25)
+    for a, b in [(coarse((64, 96)), _bf16_values(rng, (96, 96))), (_bf16_values(rng, (64, 96)), coarse((96, 96))),
+                 (coarse((64, 96)), coarse((96, 96)))]:
+        for cache in (None, {}):
+            fast = fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache=cache)
+            _assert_same_bits(fast, _general(monkeypatch, lambda: fidelity_matmul(a, b, MF.HiFi3, BF16,
+                                                                                  a_format=BF16, b_format=BF16)))
+
+
+MULTIPLY_SHAPES = [((4, 32, 64), (4, 32, 64)), ((4, 32, 64), (64,)), ((4, 32, 1), (4, 32, 64)),
+                   ((4, 32, 256), ()), ((), (4, 2, 32, 32)), ((), ()), ((1,), (32, 32))]
+
+
+@pytest.mark.parametrize("shape_a, shape_b", MULTIPLY_SHAPES)
+@pytest.mark.parametrize("values", ["normal", "specials", "bits"])
+def test_multiply_same_bits(monkeypatch, shape_a, shape_b, values):
+    rng = np.random.default_rng(11)
+    if values == "bits":
+        a, b = _random_bits(rng, shape_a), _random_bits(rng, shape_b)
+    else:
+        a, b = _bf16_values(rng, shape_a, 4.0), _bf16_values(rng, shape_b, 0.5)
+        if values == "specials":
+            a = _with_specials(rng, a, min(3, a.size))
+    fast = fidelity_multiply(a, b, MF.HiFi3, a_format=BF16, b_format=BF16)
+    general = _general(monkeypatch, lambda: fidelity_multiply(a, b, MF.HiFi3, a_format=BF16, b_format=BF16))
+    _assert_same_bits(np.asarray(fast), np.asarray(general))
+    if values == "normal":
+        assert fidelity_bf16.multiply(a, b) is not None                  # the fast path ran
+    if values == "specials" and not np.isfinite(a).all():
+        assert fidelity_bf16.multiply(a, b) is None                      # ... and declined here
+
+
+def test_multiply_is_hifi3_not_hifi4():
+    """The fast path keeps HiFi3's dropped lo x lo term (the fidelities stay apart)."""
+    rng = np.random.default_rng(2)
+    a, b = _bf16_values(rng, (64, 64)), _bf16_values(rng, (64, 64))
+    hifi3 = fidelity_multiply(a, b, MF.HiFi3, a_format=BF16, b_format=BF16)
+    assert not np.array_equal(hifi3, fidelity_multiply(a, b, MF.HiFi4, a_format=BF16, b_format=BF16))
+
+
+def test_applies_only_to_bfloat16_operands():
+    assert fidelity_bf16.applies(BF16, BF16)
+    assert not fidelity_bf16.applies(BF16, None)
+    assert not fidelity_bf16.applies(DF.Bfp8_b, BF16)
+    assert not fidelity_bf16.applies(DF.Float32, DF.Float32)
