@@ -84,11 +84,16 @@ def _float32_route(a, b, accumulate_df, b_cache):
     from . import fidelity
     from .bf16_gemm import torch_view
 
-    if b_cache is not None:            # a weight: its slices are cut (and checked) once, as in general
-        b_part, b_low = fidelity._srca_slices(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
+    key = ("srca", 2, True)                 # fidelity._srca_slices' entry for HiFi3
+    if b_cache is not None and key in b_cache:
+        b_part, b_low = b_cache[key]
     else:
         low = _low(b, _SRCA_HI, negate=False)
         b_part, b_low = torch_view(b), (torch_view(low) if low.any() else None)
+        if b_cache is not None:
+            if not _finite(b):               # the general path cuts (and keeps) a weight's specials
+                b_part, b_low = fidelity._srca_slices(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
+            b_cache[key] = (b_part, b_low)
     minus_a_low = _low(a, _SRCB_HI, negate=True)
     out = fidelity._gemm(a, b_part)
     if b_low is not None and minus_a_low.any():
@@ -103,16 +108,18 @@ def _bf16_route(a, b, b_cache):
 
     from . import fidelity
 
-    if b_cache is not None:
-        joined = fidelity._bf16_srca_terms(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
-        if joined is None or joined[1] != 2:
+    key = ("srca_bf16", 3)                  # fidelity._bf16_srca_terms' entry for HiFi3
+    if b_cache is not None and key in b_cache:
+        right, count = b_cache[key]
+        if count != 2:
             return None
-        right = joined[0]
     else:
         low = _low(b, _SRCA_HI, negate=False)
-        if not low.any():
-            return None
+        if not low.any() or (b_cache is not None and not _finite(b)):
+            return None                      # the general path joins (and keeps) these
         right = _joined_bf16(b, low, axis=-2)
+        if b_cache is not None:
+            b_cache[key] = (right, 2)
     left = _joined_bf16(a, _low(a, _SRCB_HI, negate=True), axis=-1)
     return bf16_gemm.matmul(left, right)
 

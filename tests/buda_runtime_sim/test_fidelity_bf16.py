@@ -14,8 +14,10 @@ from buda_runtime_sim.fidelity import fidelity_matmul, fidelity_multiply
 BF16 = DF.Float16_b
 # kernels call these under float_errors.ignored(): overflow and inf - inf are values here, not errors
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+# bfloat16 values (what a Float16_b operand holds): infinities, NaNs, zeros, the largest finite
+# value (products overflow), denormals and the smallest normal
 _SPECIALS = np.array([np.inf, -np.inf, np.nan, -np.nan, -0.0, 0.0, 3.3895e38, -3.3895e38,
-                      1e-39, -1e-39, 9.2e-41, 1.1754944e-38], np.float32)
+                      1e-39, -1e-39, 9.2e-41, 1.1754944e-38], np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
 
 
 def _bf16_values(rng, shape, scale=1.0) -> np.ndarray:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import pybuda
-from buda_runtime_sim import bf16_gemm, context
+from buda_runtime_sim import bf16_gemm, context, fidelity_bf16
 from buda_runtime_sim.dataformat import MathFidelity
 from buda_runtime_sim.numerics_config import NumericsConfig
 from buda_runtime_sim.runtime import image_state
@@ -43,10 +43,13 @@ def bf16_route(monkeypatch):
 
 
 def _weight_joins(monkeypatch) -> list:
-    """Records every weight-side (inner dim -2) bfloat16 join the run makes."""
-    joins, join = [], bf16_gemm.side_by_side
+    """Records every weight-side (inner dim -2) bfloat16 join the run makes, on the general path
+    (bf16_gemm.side_by_side) and on HiFi3's bfloat16 fast path (fidelity_bf16._joined_bf16)."""
+    joins, join, fast_join = [], bf16_gemm.side_by_side, fidelity_bf16._joined_bf16
     monkeypatch.setattr(bf16_gemm, "side_by_side", lambda parts, axis: (joins.append(axis) if axis == -2 else None)
                         or join(parts, axis))
+    monkeypatch.setattr(fidelity_bf16, "_joined_bf16", lambda full, low, axis: (
+        joins.append(axis) if axis == -2 else None) or fast_join(full, low, axis))
     return joins
 
 
