@@ -59,11 +59,26 @@ def use(context: ExecutionContext):
     return _set_in_thread("context", context)
 
 
+# How many on_chips blocks are open, in any thread: while none is, chip_ledger answers without
+# reading thread-local state (it is asked once per op).
+_open_ledgers = 0
+_ledger_count_lock = threading.Lock()
+
+
 def chip_ledger():
     """The multi-chip record ops report to (runtime/chips.py), or None on one chip."""
-    return getattr(_local, "chips", None)
+    return getattr(_local, "chips", None) if _open_ledgers else None
 
 
+@contextlib.contextmanager
 def on_chips(ledger):
     """Ops run inside the block report the chip they run on to `ledger`."""
-    return _set_in_thread("chips", ledger)
+    global _open_ledgers
+    with _ledger_count_lock:
+        _open_ledgers += 1
+    try:
+        with _set_in_thread("chips", ledger):
+            yield ledger
+    finally:
+        with _ledger_count_lock:
+            _open_ledgers -= 1

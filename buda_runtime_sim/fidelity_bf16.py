@@ -13,15 +13,12 @@ overflow) gets None back, and the caller runs the general path, which defines th
 
 Every GEMM is the general path's call on equal operands in equal layouts (`fidelity._gemm`,
 `bf16_gemm.matmul`), so float32 sums are added in the same order; on the bfloat16 route the
-phase terms are joined as bfloat16 bit patterns taken straight from the float32 words (exact:
-the values fit bfloat16, so their low 16 bits are zero). Weights' slices come from, and go to,
+phase terms are joined in one float32 buffer and converted once (exact: the values fit bfloat16). Weights' slices come from, and go to,
 the same cache entries as the general path's. tests/buda_runtime_sim/test_fidelity_bf16.py
 compares both paths bit for bit.
 """
 
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 
@@ -30,7 +27,6 @@ from .dataformat import DataFormat
 
 _SRCA_HI = np.uint32(0xFFF80000)    # hidden one + 4 mantissa bits (fidelity._SRCA_HI)
 _SRCB_HI = np.uint32(0xFFFE0000)    # hidden one + 6 mantissa bits (fidelity._SRCB_HI)
-_LITTLE = sys.byteorder == "little"  # a float32 word's high half is its second uint16
 
 
 def applies(a_format, b_format) -> bool:
@@ -65,12 +61,10 @@ def multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
 
 def matmul(a: np.ndarray, b: np.ndarray, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
     """HiFi3 a @ b (a is SrcB, b SrcA) as fidelity_matmul gives it for bfloat16 operands, or None:
-    the result is not all finite, or the case is one left to the general path (a low slice that is
-    all zero, a big-endian host)."""
+    the result is not all finite, or the case is one left to the general path (a low slice of the
+    right operand that is all zero)."""
     from . import fidelity
 
-    if not _LITTLE:
-        return None
     if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b.shape)):
         out = _bf16_route(a, b, b_cache)
     else:
@@ -113,34 +107,30 @@ def _bf16_route(a, b, b_cache):
         if count != 2:
             return None
     else:
-        low = _low(b, _SRCA_HI, negate=False)
-        if not low.any() or (b_cache is not None and not _finite(b)):
+        if not _low(b, _SRCA_HI, negate=False).any() or (b_cache is not None and not _finite(b)):
             return None                      # the general path joins (and keeps) these
-        right = _joined_bf16(b, low, axis=-2)
+        right = _joined_bf16(b, _SRCA_HI, negate=False, axis=-2)
         if b_cache is not None:
             b_cache[key] = (right, 2)
-    left = _joined_bf16(a, _low(a, _SRCB_HI, negate=True), axis=-1)
-    return bf16_gemm.matmul(left, right)
+    return bf16_gemm.matmul(_joined_bf16(a, _SRCB_HI, negate=True, axis=-1), right)
 
 
-def _joined_bf16(full: np.ndarray, low: np.ndarray, axis: int):
-    """[full | low] along `axis` (-1 or -2; `low` has `full`'s shape) as a contiguous bfloat16
-    torch tensor, as bf16_gemm.side_by_side joins them: each float32 word's high half."""
+def _joined_bf16(full: np.ndarray, mask: np.uint32, negate: bool, axis: int):
+    """[full | low] along `axis` (-1 or -2), low = `_low(full, mask, negate)` cut straight into its
+    half, as a contiguous bfloat16 torch tensor like bf16_gemm.side_by_side's. torch's conversion
+    is exact here: every value is a finite bfloat16 value (a NaN would differ in its payload, but
+    a NaN operand makes the result NaN, and the caller then runs the general path)."""
     import torch
 
     width = full.shape[axis]
     shape = list(full.shape)
     shape[axis] = 2 * width
-    out = np.empty(shape, np.uint16)
+    out = np.empty(shape, np.float32)
     first, second = (out[..., :width], out[..., width:]) if axis == -1 else (out[..., :width, :], out[..., width:, :])
-    first[...] = _high_halves(full)
-    second[...] = _high_halves(low)
-    return torch.from_numpy(out).view(torch.bfloat16)
-
-
-def _high_halves(x: np.ndarray) -> np.ndarray:
-    """The high 16 bits of each float32 word of `x` (a strided uint16 view where `x`'s last axis is
-    contiguous)."""
-    if x.strides[-1] != x.itemsize:
-        x = np.ascontiguousarray(x)
-    return x.view(np.uint16)[..., 1::2]
+    first[...] = full
+    np.bitwise_and(full.view(np.uint32), mask, out=second.view(np.uint32))
+    if negate:
+        np.subtract(second, full, out=second)
+    else:
+        np.subtract(full, second, out=second)
+    return torch.from_numpy(out).to(torch.bfloat16)

@@ -152,6 +152,8 @@ def zero_padding(padded: np.ndarray, shape) -> np.ndarray:
 
 
 def _to_numpy(array) -> np.ndarray:
+    if type(array) is np.ndarray:      # the common case, without the attribute probes below
+        return array
     if isinstance(array, Tensor):
         return array.numpy()
     if hasattr(array, "detach"):  # torch

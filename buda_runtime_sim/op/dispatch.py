@@ -37,14 +37,26 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
     if ctx.tracer is not None:
         return ctx.tracer(op_type, name, inputs, attrs)
     numerics = ctx.numerics.resolve(op_type, name)
-    if all(type(x) is Tensor for x in inputs):   # inside a program: operands are device tensors already
-        cache, result, tensors = None, None, inputs
-    else:
-        cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
-        result = cache.get(key) if cache is not None else None
-        tensors = None
+    for x in inputs:
+        if type(x) is not Tensor:
+            return _run_converting(ctx, op_type, name, inputs, layouts, attrs, numerics)
+    # Inside a program every operand is a device tensor already: straight to the kernel.
+    try:
+        result = get_kernel(op_type)(inputs, attrs, numerics)
+    except OpArgumentError as exc:
+        raise exc.naming(f"{op_type} {name!r}") from None
+    if ctx.record_trace or name in ctx.save_intermediates or context.chip_ledger() is not None:
+        _report(ctx, op_type, name, inputs, result, numerics, attrs)
+    return result
+
+
+def _run_converting(ctx, op_type: str, name: str, inputs: list, layouts, attrs: dict, numerics) -> Tensor:
+    """run_op with operands to convert (weights, constants, host arrays, scalars), and consteval."""
+    cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
+    result = cache.get(key) if cache is not None else None
+    tensors = None
     layouts = layouts or {}
-    if tensors is None and (result is None or ctx.record_trace):  # a cached consteval result needs no operand
+    if result is None or ctx.record_trace:  # a cached consteval result needs no operand
         try:
             tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
         except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in
@@ -57,14 +69,20 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
         if cache is not None:
             result.padded.flags.writeable = False
             cache[key] = result
+    _report(ctx, op_type, name, tensors, result, numerics, attrs)
+    return result
+
+
+def _report(ctx, op_type: str, name: str, tensors: list | None, result: Tensor, numerics, attrs: dict) -> None:
+    """Tell whoever listens about an executed op: the trace, the intermediates queue, the chip ledger.
+    tensors is None for a cached consteval result (weights only)."""
     if ctx.record_trace:
         ctx.trace.append(context.OpRecord(op_type, name, [t.shape for t in tensors], result.shape, numerics, attrs))
     if name in ctx.save_intermediates:
         ctx.intermediates[name] = result
     chips = context.chip_ledger()
     if chips is not None:
-        chips.record(name, tensors or (), result)   # no operands: a cached consteval result (weights only)
-    return result
+        chips.record(name, tensors or (), result)
 
 
 class ConstevalKey(NamedTuple):

@@ -109,6 +109,35 @@ def test_matmul_random_bit_patterns(monkeypatch, route):
                                                                           a_format=BF16, b_format=BF16)))
 
 
+def _finite_bits(rng, shape) -> np.ndarray:
+    """Finite bfloat16 patterns: any sign and mantissa, exponents from denormal to 2**12 (no overflow)."""
+    sign = rng.integers(0, 2, shape, dtype=np.uint32) << 15
+    exponent = rng.integers(0, 127 + 12, shape, dtype=np.uint32) << 7
+    return (sign | exponent | rng.integers(0, 128, shape, dtype=np.uint32)).astype(np.uint16).view(
+        ml_dtypes.bfloat16).astype(np.float32)
+
+
+@pytest.mark.parametrize("route", ["0", "1"])
+@pytest.mark.parametrize("weight", [False, True])
+def test_matmul_finite_bit_patterns_take_the_fast_path(monkeypatch, route, weight):
+    """Denormals, zeros of both signs and every mantissa, with the fast path running (not declining)."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(13)
+    a, b = _finite_bits(rng, (64, 160)), _finite_bits(rng, (160, 96))
+    assert fidelity_bf16.matmul(a, b, BF16, {} if weight else None) is not None
+    fast = fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache={} if weight else None)
+    _assert_same_bits(fast, _general(monkeypatch, lambda: fidelity_matmul(a, b, MF.HiFi3, BF16,
+                                                                          a_format=BF16, b_format=BF16)))
+
+
+def test_multiply_finite_bit_patterns_take_the_fast_path(monkeypatch):
+    rng = np.random.default_rng(17)
+    a, b = _finite_bits(rng, (4, 32, 64)), _finite_bits(rng, (4, 32, 64))
+    assert fidelity_bf16.multiply(a, b) is not None
+    _assert_same_bits(fidelity_multiply(a, b, MF.HiFi3, a_format=BF16, b_format=BF16),
+                      _general(monkeypatch, lambda: fidelity_multiply(a, b, MF.HiFi3, a_format=BF16, b_format=BF16)))
+
+
 @pytest.mark.parametrize("route", ["0", "1"])
 def test_matmul_zero_low_slices(monkeypatch, route):
     """Operands whose low slices are all zero (few mantissa bits): the general path drops a term."""
