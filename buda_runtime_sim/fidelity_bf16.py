@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bf16_gemm
+from . import bf16_gemm, fidelity   # (fidelity imports this module too: attributes are read at call time)
+from .bf16_gemm import torch_view
 from .dataformat import DataFormat
 
 _SRCA_HI = np.uint32(0xFFF80000)    # hidden one + 4 mantissa bits (fidelity._SRCA_HI)
@@ -63,8 +64,6 @@ def matmul(a: np.ndarray, b: np.ndarray, accumulate_df, b_cache: dict | None) ->
     """HiFi3 a @ b (a is SrcB, b SrcA) as fidelity_matmul gives it for bfloat16 operands, or None:
     the result is not all finite, or the case is one left to the general path (a low slice of the
     right operand that is all zero)."""
-    from . import fidelity
-
     if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b.shape)):
         out = _bf16_route(a, b, b_cache)
     else:
@@ -74,9 +73,6 @@ def matmul(a: np.ndarray, b: np.ndarray, accumulate_df, b_cache: dict | None) ->
 
 def _float32_route(a, b, accumulate_df, b_cache):
     """B' A' - lo(B) lo(A) as two float32 GEMMs, the second added into the first (fidelity_matmul)."""
-    from . import fidelity
-    from .bf16_gemm import torch_view
-
     key = ("srca", 2, True)                 # fidelity._srca_slices' entry for HiFi3
     if b_cache is not None and key in b_cache:
         b_part, b_low = b_cache[key]
@@ -97,10 +93,6 @@ def _float32_route(a, b, accumulate_df, b_cache):
 def _bf16_route(a, b, b_cache):
     """[A' | -lo(A)] @ [B'; lo(B)] as one bfloat16 GEMM (fidelity._bf16_matmul), or None where the
     general path joins fewer terms (a low slice of B that is all zero)."""
-    import torch
-
-    from . import fidelity
-
     key = ("srca_bf16", 3)                  # fidelity._bf16_srca_terms' entry for HiFi3
     if b_cache is not None and key in b_cache:
         right, count = b_cache[key]

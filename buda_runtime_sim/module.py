@@ -44,12 +44,16 @@ class Parameter:
     def get_name(self) -> str | None:
         return self._name
 
-    def set_value(self, value) -> None:
+    def set_value(self, value, device_copies: dict | None = None) -> None:
+        """device_copies: a dict shared by parameters given this same value object at the same time
+        (a weight held by a model's forward and backward programs), so each device format of it is
+        converted once for all of them; its keys say the format (and layout), so sharing it is safe
+        while the value is not changed in place."""
         value = _to_numpy(value).astype(np.float32, copy=False)
         if tuple(value.shape) != tuple(self.shape):
             raise ValueError(f"Parameter {self._name}: value has shape {tuple(value.shape)}, expected {self.shape}")
         self._value = value
-        self._device_copies = {}
+        self._device_copies = {} if device_copies is None else device_copies
         self.consteval = {}
         self.version += 1
 

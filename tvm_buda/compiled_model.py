@@ -75,8 +75,12 @@ class CompiledModel:
         """Current weights, by their name in the compiled graph."""
         return {name: self.imported.params[name] for name in self.weight_names}
 
-    def update_parameters(self, values: dict) -> None:
-        """Replace weights by name, on the host side and in every generated module that holds them."""
+    def update_parameters(self, values: dict, shared_copies: dict | None = None) -> None:
+        """Replace weights by name, on the host side and in every generated module that holds them.
+
+        shared_copies: a dict the caller passes to several models given the same `values` (a
+        training model's forward and backward): each weight's device copies are converted once for
+        all of them (Parameter.set_value)."""
         unknown = sorted(set(values) - set(self.weight_names))
         if unknown:
             raise KeyError(f"{self.name}: no parameter(s) {unknown}; parameters are {self.weight_names}")
@@ -102,7 +106,8 @@ class CompiledModel:
                 if mine:
                     module = subgraph.module   # (checks its files on disk: once, not per weight)
                     for local, array in mine:
-                        module.set_parameter(local, array)
+                        copies = None if shared_copies is None else shared_copies.setdefault(id(array), ({}, array))[0]
+                        module.get_parameter(local).set_value(array, device_copies=copies)
 
     # ---- what went where --------------------------------------------------------------------
     def device_ops(self) -> list[str]:

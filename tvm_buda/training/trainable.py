@@ -14,7 +14,7 @@ from tvm import relax
 from buda_runtime_sim.config import CompilerConfig
 
 from ..build import build_imported
-from ..frontends.imported import ImportedModel, TensorSpec
+from ..frontends.imported import ImportedModel, TensorSpec, to_numpy
 from .autodiff import training_graphs
 
 
@@ -76,11 +76,13 @@ class TrainableModel:
         return self.forward_model.parameters()
 
     def update_parameters(self, values: dict) -> None:
-        self.forward_model.update_parameters(values)
+        values = {k: to_numpy(v) for k, v in values.items()}
+        shared = {}   # id(array) -> (device copies, the array: kept alive so ids stay unique)
+        self.forward_model.update_parameters(values, shared)
         backward_values = {k: v for k, v in values.items()
                            if self.backward_model is not None and k in self.backward_model.weight_names}
         if backward_values:
-            self.backward_model.update_parameters(backward_values)
+            self.backward_model.update_parameters(backward_values, shared)
 
     def perf_reports(self, device_config=None):
         return [self.forward_model.perf_report(device_config), self.backward_model.perf_report(device_config)]
