@@ -220,8 +220,7 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
     """
     phases = _phases(fidelity)
     if phases == 3 and fidelity_bf16.applies(a_format, b_format):
-        a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
-        out = fidelity_bf16.matmul(a, b, accumulate_df, b_cache) if a.ndim >= 2 and b.ndim >= 2 else None
+        out = fidelity_bf16.matmul(a, b, accumulate_df, b_cache)
         if out is not None:
             return out
     src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)

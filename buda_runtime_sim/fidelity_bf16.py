@@ -60,11 +60,16 @@ def multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     return out if _finite(out) else None
 
 
-def matmul(a: np.ndarray, b: np.ndarray, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
+def matmul(a, b, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
     """HiFi3 a @ b (a is SrcB, b SrcA) as fidelity_matmul gives it for bfloat16 operands, or None:
-    the result is not all finite, or the case is one left to the general path (a low slice of the
-    right operand that is all zero)."""
-    if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b.shape)):
+    the result is not all finite, or the case is one left to the general path (an operand under
+    2-D, a low slice of the right operand that is all zero). `b` may be Tensor.storage()'s
+    stand-in (widen_on_read.py): it is read only when its slices are not in `b_cache`."""
+    a = np.asarray(a, dtype=np.float32)
+    b_shape = np.shape(b)
+    if a.ndim < 2 or len(b_shape) < 2:
+        return None
+    if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b_shape)):
         out = _bf16_route(a, b, b_cache)
     else:
         out = _float32_route(a, b, accumulate_df, b_cache)
@@ -77,6 +82,7 @@ def _float32_route(a, b, accumulate_df, b_cache):
     if b_cache is not None and key in b_cache:
         b_part, b_low = b_cache[key]
     else:
+        b = np.asarray(b, dtype=np.float32)
         low = _low(b, _SRCA_HI, negate=False)
         b_part, b_low = torch_view(b), (torch_view(low) if low.any() else None)
         if b_cache is not None:
@@ -99,6 +105,7 @@ def _bf16_route(a, b, b_cache):
         if count != 2:
             return None
     else:
+        b = np.asarray(b, dtype=np.float32)
         if not _low(b, _SRCA_HI, negate=False).any() or (b_cache is not None and not _finite(b)):
             return None                      # the general path joins (and keeps) these
         right = _joined_bf16(b, _SRCA_HI, negate=False, axis=-2)

@@ -47,19 +47,21 @@ def test_bits_must_be_16_bit():
 
 @pytest.mark.parametrize("fidelity", [MathFidelity.LoFi, MathFidelity.HiFi2, MathFidelity.HiFi3, MathFidelity.HiFi4])
 @pytest.mark.parametrize("route", ["0", "1"])
-def test_matmul_through_the_stand_in_gives_the_same_bits(monkeypatch, fidelity, route):
+@pytest.mark.parametrize("a_format", [None, DataFormat.Float16_b])   # Float16_b: HiFi3's fast path too
+def test_matmul_through_the_stand_in_gives_the_same_bits(monkeypatch, fidelity, route, a_format):
     monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
     a = np.random.default_rng(2).standard_normal((4, 64, 128)).astype(ml_dtypes.bfloat16).astype(np.float32)
     bits = np.random.default_rng(3).standard_normal((128, 96)).astype(ml_dtypes.bfloat16).view(np.int16)
     plain = widen(bits)
     plain.flags.writeable = False
     cache = {}
-    expected = fidelity_matmul(a, plain, fidelity, DataFormat.Float16_b, b_format=DataFormat.Float16_b, b_cache=cache)
+    expected = fidelity_matmul(a, plain, fidelity, DataFormat.Float16_b, a_format=a_format,
+                               b_format=DataFormat.Float16_b, b_cache=cache)
     for terms in ({}, cache):            # slices cut from the stand-in, or carried in (as an image does)
         lazy = WidenOnReadTensor(bits, (128, 96), DataFormat.Float16_b)
         lazy.derived().update(terms)
-        got = fidelity_matmul(a, lazy.storage(), fidelity, DataFormat.Float16_b, b_format=DataFormat.Float16_b,
-                              b_cache=lazy.derived())
+        got = fidelity_matmul(a, lazy.storage(), fidelity, DataFormat.Float16_b, a_format=a_format,
+                              b_format=DataFormat.Float16_b, b_cache=lazy.derived())
         assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
         # with its slices carried in (either route's), the float32 storage is never read
         assert lazy.widened == (not terms)
