@@ -270,13 +270,18 @@ def extract_archive(path, check_device=None, max_member_bytes: int = MAX_MEMBER_
     return root, device, buffers
 
 
-def _map(zf: zipfile.ZipFile) -> np.ndarray:
-    """The whole archive file as a copy-on-write uint8 array (pages are read when first touched)."""
+def _map(zf: zipfile.ZipFile) -> np.ndarray | None:
+    """The whole archive file as a copy-on-write uint8 array (pages are read when first touched),
+    or None where the file cannot be mapped (some network and FUSE file systems): members are
+    then read."""
     f = zf.fp
-    size = os.fstat(f.fileno()).st_size
-    if size == 0:
-        return np.empty(0, np.uint8)
-    return np.frombuffer(mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY), dtype=np.uint8)
+    try:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return None
+        return np.frombuffer(mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY), dtype=np.uint8)
+    except (OSError, ValueError):
+        return None
 
 
 def _in_memory(zf: zipfile.ZipFile, info: zipfile.ZipInfo, expected: dict, limit: int,

@@ -107,3 +107,15 @@ def test_a_cut_archive_is_refused(tmp_path, keep):
     path.write_bytes(raw[:cut] + raw[central:])
     with pytest.raises(ImageError, match="truncated|not a zip|damaged|checksum|bad local header"):
         extract_archive(path)
+
+
+def test_a_file_that_cannot_be_mapped_is_read(tmp_path, monkeypatch):
+    from buda_runtime_sim.runtime import image_archive
+
+    def refuse(*args, **kwargs):
+        raise OSError(19, "No such device")          # what mmap says on a file system without it
+
+    monkeypatch.setattr(image_archive.mmap, "mmap", refuse)
+    data = _safetensors(1000)
+    _, _, buffers = extract_archive(_image(tmp_path / "x.tti", data))
+    assert buffers[MEMBER].tobytes() == data and (buffers[MEMBER].ctypes.data + len(data) - 4000) % 64 == 0
