@@ -59,7 +59,11 @@ class CompiledModel:
         args = [_vm_tensor(a) for a in arrays]
         with self._run_lock, context.use(self.exec_context):  # a Relax VM runs one call at a time
             result = self.vm["main"](*args, *self._weights)
-            converted = [to_framework(o, OUTPUT_FRAMEWORK.get(self.framework, "numpy")) for o in _flatten(result)]
+            framework = OUTPUT_FRAMEWORK.get(self.framework, "numpy")
+            # numpy outputs are copied to DLPack-aligned memory: fed back to a VM (a training step's
+            # saved values), TVM then takes them without another copy
+            converted = [_aligned_copy(o) if framework == "numpy" else to_framework(o, framework)
+                         for o in _flatten(result)]
         return self.imported.pack_outputs(converted)
 
     __call__ = run
@@ -155,12 +159,19 @@ class CompiledModel:
 _DLPACK_ALIGNMENT = 64
 
 
-def _vm_tensor(array: np.ndarray):
-    """A TVM tensor sharing `array`'s memory when TVM accepts it (64-byte aligned, writable), else
-    sharing an aligned numpy copy of it."""
+def vm_ready(array) -> np.ndarray:
+    """`array` itself when TVM takes its memory without a copy (C-contiguous, writable, 64-byte
+    aligned), else an aligned copy of it."""
     array = np.asarray(array)
     if not (array.flags.c_contiguous and array.flags.writeable) or array.ctypes.data % _DLPACK_ALIGNMENT:
         array = _aligned_copy(array)
+    return array
+
+
+def _vm_tensor(array: np.ndarray):
+    """A TVM tensor sharing `array`'s memory when TVM accepts it (64-byte aligned, writable), else
+    sharing an aligned numpy copy of it."""
+    array = vm_ready(array)
     try:
         return tvm.runtime.from_dlpack(array)
     except Exception:  # noqa: BLE001 - dtypes DLPack cannot carry are copied by TVM

@@ -86,7 +86,7 @@ def layernorm(inputs, attrs, numerics):
     var = np.einsum("...i,...i->...", centred, centred)[..., None] / cols
     width = a.padded.shape[-1]
     out = centred / np.sqrt(var + eps) * _row(gamma, width) + _row(beta, width)
-    return Tensor.from_padded(zero_padding(out.astype(np.float32), a.shape), a.shape, numerics.output_df)
+    return Tensor.from_padded(zero_padding(out.astype(np.float32, copy=False), a.shape), a.shape, numerics.output_df)
 
 
 def _row(t: Tensor, width: int) -> np.ndarray:

@@ -14,6 +14,7 @@ from tvm import relax
 from buda_runtime_sim.config import CompilerConfig
 
 from ..build import build_imported
+from ..compiled_model import vm_ready
 from ..frontends.imported import ImportedModel, TensorSpec, to_numpy
 from .autodiff import training_graphs
 
@@ -76,7 +77,8 @@ class TrainableModel:
         return self.forward_model.parameters()
 
     def update_parameters(self, values: dict) -> None:
-        values = {k: to_numpy(v) for k, v in values.items()}
+        # float32 weights in memory TVM takes as it is: both models' VMs then share them uncopied
+        values = {k: _shareable(to_numpy(v)) for k, v in values.items()}
         shared = {}   # id(array) -> (device copies, the array: kept alive so ids stay unique)
         self.forward_model.update_parameters(values, shared)
         backward_values = {k: v for k, v in values.items()
@@ -86,3 +88,7 @@ class TrainableModel:
 
     def perf_reports(self, device_config=None):
         return [self.forward_model.perf_report(device_config), self.backward_model.perf_report(device_config)]
+
+
+def _shareable(array: np.ndarray) -> np.ndarray:
+    return vm_ready(array) if array.dtype == np.float32 else array
