@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compact_tensor import compact_or_padded
 from ..formats import quantize
 from ..tensor import Tensor, pad
 
@@ -55,13 +56,12 @@ def result(values: np.ndarray, numerics) -> Tensor:
     exponent: formats.quantize) without rounding the padding: a reduction's [.., 32, 1] result
     pads to 32 times its size."""
     values = np.asarray(values, dtype=np.float32)
-    return Tensor(pad(quantize(values, numerics.output_df)), values.shape, numerics.output_df)
+    return compact_or_padded(quantize(values, numerics.output_df), numerics.output_df)
 
 
 def moved(a: Tensor, values: np.ndarray) -> Tensor:
     """Data movement result: same values, new layout, the input's format (no rounding)."""
-    values = np.asarray(values, dtype=np.float32)
-    return Tensor(pad(values), values.shape, a.data_format)
+    return compact_or_padded(np.asarray(values, dtype=np.float32), a.data_format)
 
 
 def logical_inputs(inputs: list[Tensor]) -> list[np.ndarray]:

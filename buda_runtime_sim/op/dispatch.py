@@ -38,7 +38,7 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
         return ctx.tracer(op_type, name, inputs, attrs)
     numerics = ctx.numerics.resolve(op_type, name)
     for x in inputs:
-        if type(x) is not Tensor:
+        if type(x) is not Tensor and not isinstance(x, Tensor):
             return _run_converting(ctx, op_type, name, inputs, layouts, attrs, numerics)
     # Inside a program every operand is a device tensor already: straight to the kernel.
     try:

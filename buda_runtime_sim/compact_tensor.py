@@ -1,0 +1,69 @@
+"""A device tensor whose tile-padded storage is made only when a kernel reads it.
+
+Data movement (a head split's Reshape to [.., 32, 2, 32], the Transpose after it) and reductions
+([.., 32, 1], a bias gradient's [64]) produce shapes far from tile multiples: their padded storage
+is up to 32 times the values (a [4, 32, 2, 32] attention split pads to [4, 32, 32, 32], 512 KB of
+zeros for 32 KB of values), and the next op often reads only the values again (`logical()`: a
+broadcast Subtract, the next Transpose, a program output). Such a result keeps its values and
+pads them on the first read of `padded`, which gives what Tensor.from_array/`pad` would have
+stored; `logical()` answers from the values without padding. The values are never written after
+construction (kernels make new arrays), so storage made later holds exactly what it would have
+held when the tensor was created.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tensor import Tensor, pad, storage_shape
+
+_PADDED = Tensor.__dict__["padded"]          # the base class's slot
+
+
+class CompactTensor(Tensor):
+    """A Tensor made from its logical float32 `values`; the padded storage is made on first read."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: np.ndarray, data_format, dtype=None):
+        self._values = values
+        self.shape = values.shape
+        self.data_format = data_format
+        self.dtype = np.dtype(np.float32 if dtype is None else dtype)
+        self._derived = None
+
+    @property
+    def padded(self) -> np.ndarray:
+        try:
+            return _PADDED.__get__(self, Tensor)
+        except AttributeError:               # first read: pad (two threads racing pad the same values)
+            storage = pad(self._values)
+            _PADDED.__set__(self, storage)
+            return storage
+
+    @padded.setter
+    def padded(self, value: np.ndarray) -> None:
+        _PADDED.__set__(self, value)
+
+    @property
+    def padded_yet(self) -> bool:
+        """Whether the padded storage has been made (something read it)."""
+        try:
+            _PADDED.__get__(self, Tensor)
+        except AttributeError:
+            return False
+        return True
+
+    def logical(self) -> np.ndarray:
+        return self._values
+
+    def derived(self) -> dict | None:
+        return super().derived() if self.padded_yet else None     # fresh storage is writable: no cache
+
+
+def compact_or_padded(values: np.ndarray, data_format) -> Tensor:
+    """A tensor of float32 `values`: padded now when that adds nothing (a tile-multiple shape),
+    else kept compact until its storage is read."""
+    if storage_shape(values.shape) == values.shape:
+        return Tensor(pad(values), values.shape, data_format)
+    return CompactTensor(values, data_format)
