@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dataformat import DataFormat
+from .formats import holds_exactly, quantize
 from .tensor import Tensor, pad, storage_shape
 
 _PADDED = Tensor.__dict__["padded"]          # the base class's slot
@@ -67,3 +69,20 @@ def compact_or_padded(values: np.ndarray, data_format) -> Tensor:
     if storage_shape(values.shape) == values.shape:
         return Tensor(pad(values), values.shape, data_format)
     return CompactTensor(values, data_format)
+
+
+def unpadded(t: Tensor) -> bool:
+    """Whether `t` is a compact tensor whose storage is not made yet: an elementwise kernel then
+    computes on its values (and keeps its own result compact) instead of making that storage."""
+    return type(t) is CompactTensor and not t.padded_yet
+
+
+def rounded_compact(values: np.ndarray, data_format, held_in=None) -> Tensor:
+    """An elementwise kernel's result computed on logical values, rounded to `data_format` (unless
+    held in a format it holds exactly, as Tensor.from_padded decides). Rounding before padding gives
+    the storage rounding after would: every format rounds zero to zero, and zeros appended to a
+    row never move a block-float block's shared exponent (formats.quantize)."""
+    values = np.asarray(values, dtype=np.float32)
+    if (held_in is None or not holds_exactly(data_format, held_in)) and data_format != DataFormat.Float32:
+        values = quantize(values, data_format)
+    return compact_or_padded(values, data_format)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compact_tensor import rounded_compact, unpadded
 from ..fidelity import fidelity_multiply
 from ..float_errors import ignored
 from ..tensor import Tensor, pad, zero_padding
@@ -18,6 +19,8 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
     keeps_zero: fn(0, 0) == 0, so padding stays zero when both operands share a layout.
     """
     with ignored():
+        if unpadded(a) or unpadded(b):   # an operand kept compact: compute on values, keep the result so
+            return rounded_compact(fn(a.logical(), b.logical()), numerics.output_df)
         if a.shape == b.shape:
             out = np.asarray(fn(a.padded, b.padded), dtype=np.float32)
             if not keeps_zero:

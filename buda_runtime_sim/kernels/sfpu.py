@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compact_tensor import rounded_compact, unpadded
 from ..float_errors import ignored
 from ..tensor import Tensor, zero_padding
 from .registry import kernel
@@ -18,6 +19,8 @@ def unary(a: Tensor, fn, numerics, selects: bool = False) -> Tensor:
     """selects: every output value is an input value or zero (relu), so an output format that holds
     the input's format exactly needs no rounding pass."""
     with ignored():
+        if unpadded(a):                  # kept compact: compute on its values, keep the result so
+            return rounded_compact(fn(a.logical()), numerics.output_df, held_in=a.data_format if selects else None)
         out = np.asarray(fn(a.padded), dtype=np.float32)
         keeps_zero = np.all(np.asarray(fn(_ZERO)) == 0)
     if not keeps_zero:

@@ -1,5 +1,6 @@
 """Results kept compact (compact_tensor.py) hold what a padded result holds: the same storage
-when it is read, the same values without reading it, and the same bits through the ops after."""
+when it is read, the same values without reading it, and the same bits through the ops after
+(elementwise kernels computing on a compact operand's values included)."""
 
 import numpy as np
 import pytest
@@ -38,7 +39,8 @@ class _Heads(pybuda.PyBudaModule):
     def forward(self, x, bias):
         heads = pybuda.op.Transpose("t", pybuda.op.Reshape("split", x, shape=(4, 32, 2, 32)), 1, 2)
         mean = pybuda.op.ReduceAvg("mean", heads, dim=-1)
-        centred = pybuda.op.Subtract("centred", heads, mean)
+        inv = pybuda.op.Divide("inv", 1.0, pybuda.op.Sqrt("sqrt", pybuda.op.Add("eps", pybuda.op.Relu("relu", mean), 1e-5)))
+        centred = pybuda.op.Multiply("norm", pybuda.op.Subtract("centred", heads, mean), inv)
         scaled = pybuda.op.Multiply("scale", centred, pybuda.op.ReduceSum("sum", heads, dim=2))
         merged = pybuda.op.Reshape("merge", pybuda.op.Transpose("t2", scaled, 1, 2), shape=(128, 64))
         grad = pybuda.op.Reshape("vec", pybuda.op.ReduceSum("bias_grad", merged, dim=0), shape=(64,))
