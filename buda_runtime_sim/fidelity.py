@@ -35,7 +35,9 @@ same exact products and float32 sums, rounded once). Otherwise GEMMs run in torc
 numpy arrays (no copies). Masks that an operand's
 known format makes the identity are skipped (a bfloat16 value already fits SrcA's two slices and
 TF32), and a read-only operand's slices are cut once and kept in a cache the caller owns (the
-weight Tensor's `derived()` dict), so they live exactly as long as the weight.
+weight Tensor's `derived()` dict), so they live exactly as long as the weight. HiFi3 on Float16_b
+operands (the defaults) first tries fidelity_bf16.py's straight-line path, which gives these bits
+with fewer array passes and falls back here for specials.
 """
 
 from __future__ import annotations
