@@ -67,14 +67,20 @@ def steps_with_kernel_times(pybuda, kernels: dict, loss_q, steps: int) -> tuple[
 
     kernels.update({op_type: timer(op_type, fn) for op_type, fn in original.items()})
     try:
-        times = []
-        for _ in range(steps):
-            start = time.process_time()
-            pybuda.run_training(steps=1, loss_queue=loss_q)
-            times.append(time.process_time() - start)
+        times = step_times(pybuda, loss_q, steps)
     finally:
         kernels.update(original)
     return statistics.median(times), {k: (seconds / steps, count // steps) for k, (seconds, count) in totals.items()}
+
+
+def step_times(pybuda, loss_q, steps: int) -> list[float]:
+    """CPU seconds of each of `steps` training steps."""
+    times = []
+    for _ in range(steps):
+        start = time.process_time()
+        pybuda.run_training(steps=1, loss_queue=loss_q)
+        times.append(time.process_time() - start)
+    return times
 
 
 def kernel_minima(kernels: dict, calls: list, repeat: int = 5, number: int = 10) -> dict:
@@ -104,14 +110,9 @@ def steps_without_kernels(pybuda, kernels: dict, loss_q, steps: int) -> list[flo
     kernels.update({op_type: lookup(op_type, fn) for op_type, fn in original.items()})
     try:
         pybuda.run_training(steps=1, loss_queue=loss_q)     # fills the table
-        times = []
-        for _ in range(steps):
-            start = time.process_time()
-            pybuda.run_training(steps=1, loss_queue=loss_q)
-            times.append(time.process_time() - start)
+        return step_times(pybuda, loss_q, steps)
     finally:
         kernels.update(original)
-    return times
 
 
 def main(argv=None) -> int:

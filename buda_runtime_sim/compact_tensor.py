@@ -17,12 +17,10 @@ import numpy as np
 
 from .dataformat import DataFormat
 from .formats import holds_exactly, quantize
+from .lazy_storage import LazyStorageTensor
 from .tensor import Tensor, pad, storage_shape
 
-_PADDED = Tensor.__dict__["padded"]          # the base class's slot
-
-
-class CompactTensor(Tensor):
+class CompactTensor(LazyStorageTensor):
     """A Tensor made from its logical float32 `values`; the padded storage is made on first read."""
 
     __slots__ = ("_values",)
@@ -34,27 +32,13 @@ class CompactTensor(Tensor):
         self.dtype = np.dtype(np.float32 if dtype is None else dtype)
         self._derived = None
 
-    @property
-    def padded(self) -> np.ndarray:
-        try:
-            return _PADDED.__get__(self, Tensor)
-        except AttributeError:               # first read: pad (two threads racing pad the same values)
-            storage = pad(self._values)
-            _PADDED.__set__(self, storage)
-            return storage
-
-    @padded.setter
-    def padded(self, value: np.ndarray) -> None:
-        _PADDED.__set__(self, value)
+    def make_storage(self) -> np.ndarray:
+        return pad(self._values)
 
     @property
     def padded_yet(self) -> bool:
         """Whether the padded storage has been made (something read it)."""
-        try:
-            _PADDED.__get__(self, Tensor)
-        except AttributeError:
-            return False
-        return True
+        return self.storage_made
 
     def logical(self) -> np.ndarray:
         return self._values

@@ -14,9 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .host_buffers import empty_bytes
-from .tensor import Tensor
-
-_PADDED = Tensor.__dict__["padded"]          # the base class's slot
+from .lazy_storage import LazyStorageTensor
 
 
 def widen(bits: np.ndarray) -> np.ndarray:
@@ -26,7 +24,7 @@ def widen(bits: np.ndarray) -> np.ndarray:
     return wide.view(np.float32)
 
 
-class WidenOnReadTensor(Tensor):
+class WidenOnReadTensor(LazyStorageTensor):
     """A read-only Tensor holding `bits`, the bfloat16 patterns of its padded storage."""
 
     __slots__ = ("_bits",)
@@ -40,28 +38,15 @@ class WidenOnReadTensor(Tensor):
         self.dtype = np.dtype(np.float32 if dtype is None else dtype)
         self._derived = {}                   # never written: the derived cache is always valid
 
-    @property
-    def padded(self) -> np.ndarray:
-        try:
-            return _PADDED.__get__(self, Tensor)
-        except AttributeError:               # first read: widen (two threads racing widen the same bits)
-            wide = widen(self._bits)
-            wide.flags.writeable = False
-            _PADDED.__set__(self, wide)
-            return wide
-
-    @padded.setter
-    def padded(self, value: np.ndarray) -> None:
-        _PADDED.__set__(self, value)
+    def make_storage(self) -> np.ndarray:
+        wide = widen(self._bits)
+        wide.flags.writeable = False
+        return wide
 
     @property
     def widened(self) -> bool:
         """Whether the float32 storage has been made (something read it)."""
-        try:
-            _PADDED.__get__(self, Tensor)
-        except AttributeError:
-            return False
-        return True
+        return self.storage_made
 
     def derived(self) -> dict:
         return self._derived
