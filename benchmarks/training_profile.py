@@ -129,8 +129,7 @@ def main(argv=None) -> int:
     pybuda.shutdown()
     kernel_total = sum(seconds for seconds, _ in minima.values())
     in_step_total = sum(seconds for seconds, _ in in_step.values())
-    print(f"BERT-style classifier: 2 layers, hidden {args.hidden}, seq {args.seq}, batch {args.batch}, "
-          f"torch threads {args.threads}")
+    print(training_speed.describe(args))
     print(f"a real step (CPU time, median of {args.steps}): {1e3 * step:.2f} ms, of which kernels "
           f"{1e3 * in_step_total:.2f} ms (their own CPU time inside the steps)")
     print(f"kernel work, hot caches: {1e3 * kernel_total:.2f} ms over {len(calls)} kernel calls a step "

@@ -35,6 +35,12 @@ def parse_args(argv=None, description: str = __doc__.splitlines()[0]) -> argpars
     return parser.parse_args(argv)
 
 
+def describe(args) -> str:
+    """The measured model's one-line description (both training benchmarks print it first)."""
+    return (f"BERT-style classifier: 2 layers, hidden {args.hidden}, seq {args.seq}, batch {args.batch}, "
+            f"torch threads {args.threads}")
+
+
 def start_training(args, total: int):
     """The classifier on tt0 (SGD) with its loss on cpu0, `total` batches queued and the pipeline
     initialised: (pybuda, the PyTorch reference copy, inputs, targets, compile seconds)."""
@@ -94,8 +100,7 @@ def main(argv=None) -> int:
     sim_c, native_c = statistics.median(sim_cpu[1:]), statistics.median(torch_cpu[1:])
     diff = max(abs(a - b) / abs(b) for a, b in zip(sim_losses, torch_losses))
     ratio = sim / native
-    print(f"BERT-style classifier: 2 layers, hidden {args.hidden}, seq {args.seq}, batch {args.batch}, "
-          f"torch threads {args.threads}")
+    print(describe(args))
     print(f"compile (forward + backward graphs): {compile_seconds:.1f} s")
     print(f"training step: simulated {1e3 * sim:.1f} ms, PyTorch {1e3 * native:.1f} ms, ratio {ratio:.1f}x "
           f"(target <= {TARGET_RATIO:g}x{'' if ratio <= TARGET_RATIO else f', missed by {ratio / TARGET_RATIO:.1f}x'})")

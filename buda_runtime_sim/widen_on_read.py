@@ -43,16 +43,11 @@ class WidenOnReadTensor(LazyStorageTensor):
         wide.flags.writeable = False
         return wide
 
-    @property
-    def widened(self) -> bool:
-        """Whether the float32 storage has been made (something read it)."""
-        return self.storage_made
-
     def derived(self) -> dict:
         return self._derived
 
     def storage(self):
-        return self.padded if self.widened else _Unwidened(self)
+        return self.padded if self.storage_made else _Unwidened(self)
 
 
 class _Unwidened:

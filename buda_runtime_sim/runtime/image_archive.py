@@ -95,8 +95,7 @@ def write_archive(path, members: dict[str, Path | bytes | memoryview | Chunks], 
                 if name.endswith(_STORED_SUFFIXES):
                     table[name] = _write_aligned(zf, name, source)
                     continue
-                data = b"".join(source.parts) if isinstance(source, Chunks) else \
-                    bytes(source) if isinstance(source, (bytes, bytearray, memoryview)) else Path(source).read_bytes()
+                data = b"".join(_pieces(source)[2])
                 zf.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
                 table[name] = {"size": len(data), CHECKSUM: checksum(data)}
             zf.writestr(DEVICE_JSON, json.dumps({**device, "members": table}, indent=1, sort_keys=True),
@@ -108,12 +107,13 @@ def write_archive(path, members: dict[str, Path | bytes | memoryview | Chunks], 
     return path
 
 
-def _pieces(source: Path | bytes | Chunks):
-    """(size, the member's bytes as an iterable of buffers)."""
+def _pieces(source: Path | bytes | memoryview | Chunks):
+    """(size, its first 8 bytes, the member's bytes as an iterable of buffers)."""
     if isinstance(source, Chunks):
-        return source.size, source.parts
+        return source.size, bytes(source.parts[0][:8]) if source.parts else b"", source.parts
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return memoryview(source).nbytes, [source]
+        view = memoryview(source).cast("B")
+        return view.nbytes, bytes(view[:8]), [view]
     path = Path(source)
 
     def read():
@@ -121,19 +121,19 @@ def _pieces(source: Path | bytes | Chunks):
             while chunk := f.read(_CHUNK):
                 yield chunk
 
-    return path.stat().st_size, read()
+    with open(path, "rb") as f:
+        head = f.read(8)
+    return path.stat().st_size, head, read()
 
 
 def _write_aligned(zf: zipfile.ZipFile, name: str, source: Path | bytes | Chunks) -> dict:
     """Store a member uncompressed with its data (a safetensors file's tensor data) starting at a
     64-byte boundary of the archive, so a mapped image hands out aligned arrays; returns its
     device.json entry (size and checksum, hashed as it is written)."""
-    size, pieces = _pieces(source)
+    size, head, pieces = _pieces(source)
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
     info.compress_type, info.file_size = zipfile.ZIP_STORED, size
     info.external_attr = 0o644 << 16
-    head = bytes(source.parts[0][:8]) if isinstance(source, Chunks) and source.parts else \
-        bytes(source[:8]) if isinstance(source, (bytes, bytearray, memoryview)) else _first_bytes(Path(source), 8)
     skew = 8 + int.from_bytes(head, "little") if name.endswith(".safetensors") and len(head) == 8 else 0
     zip64 = size * 1.05 > zipfile.ZIP64_LIMIT          # zipfile's own rule for a zip64 local field
     header = _LOCAL_HEADER.size + len(name.encode("utf-8")) + _PADDING_FIELD.size + zip64 * _ZIP64_LOCAL_EXTRA
@@ -145,11 +145,6 @@ def _write_aligned(zf: zipfile.ZipFile, name: str, source: Path | bytes | Chunks
             dst.write(piece)
             hasher.update(piece)
     return {"size": size, CHECKSUM: hasher.hexdigest()}
-
-
-def _first_bytes(path: Path, n: int) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(n)
 
 
 def check_member_name(name: str) -> PurePosixPath:
@@ -300,7 +295,7 @@ def _in_memory(zf: zipfile.ZipFile, info: zipfile.ZipInfo, expected: dict, limit
         begin = _data_offset(zf, info)
         if begin + size > os.fstat(zf.fp.fileno()).st_size:
             raise ImageError(f"member {name!r} is truncated (the archive ends inside it)")
-        skew = _safetensors_data_start(zf, info)
+        skew = _safetensors_data_start(zf, info, begin)
         if mapped is not None and (begin + skew) % _ALIGN == 0:
             data = mapped[begin:begin + size]
         else:
@@ -343,12 +338,12 @@ def _data_offset(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
     return info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
 
 
-def _safetensors_data_start(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
-    """Where a safetensors member's tensor data starts (8 + its header length) modulo the
-    alignment; 0 for other members."""
+def _safetensors_data_start(zf: zipfile.ZipFile, info: zipfile.ZipInfo, begin: int) -> int:
+    """Where a safetensors member (its data at `begin` in the archive) has its tensor data
+    (8 + its header length), modulo the alignment; 0 for other members."""
     if not info.filename.endswith(".safetensors") or info.file_size < 8:
         return 0
-    zf.fp.seek(_data_offset(zf, info))
+    zf.fp.seek(begin)
     return (8 + int.from_bytes(zf.fp.read(8), "little")) % _ALIGN
 
 

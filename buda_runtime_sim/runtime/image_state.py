@@ -20,7 +20,7 @@ from ..dataformat import DataFormat
 from ..module import Constant, Parameter
 from ..op.dispatch import consteval_key
 from ..tensor import Tensor, storage_shape
-from ..widen_on_read import WidenOnReadTensor, widen
+from ..widen_on_read import WidenOnReadTensor
 from . import image_terms
 
 FLOAT32, BFLOAT16 = "float32", "bfloat16"    # how a padded float32 array is stored
@@ -34,12 +34,6 @@ def _pack(padded: np.ndarray) -> tuple[np.ndarray, str]:
     if not (bits & np.uint32(0xFFFF)).any():
         return (bits >> np.uint32(16)).astype(np.uint16).view(np.int16), BFLOAT16
     return padded, FLOAT32
-
-
-def _unpack(stored: np.ndarray, storage: str) -> np.ndarray:
-    """The float32 padded values of a stored array (widened now; restore defers it)."""
-    _check_storage(stored, storage)
-    return widen(stored) if storage == BFLOAT16 else stored
 
 
 def _check_storage(stored: np.ndarray, storage: str) -> None:

@@ -26,11 +26,11 @@ def test_widen_gives_the_bfloat16_values_as_float32():
 def test_storage_is_widened_on_first_read_only():
     bits = _bits((64, 96))
     tensor = WidenOnReadTensor(bits, (60, 96), DataFormat.Float16_b)
-    assert not tensor.widened and tensor.derived() == {}          # the derived cache needs no widening
+    assert not tensor.storage_made and tensor.derived() == {}          # the derived cache needs no widening
     stand_in = tensor.storage()
-    assert stand_in.shape == (64, 96) and not tensor.widened      # shape only: still bits
+    assert stand_in.shape == (64, 96) and not tensor.storage_made      # shape only: still bits
     first = np.asarray(stand_in, dtype=np.float32)
-    assert tensor.widened and first is tensor.padded and not first.flags.writeable
+    assert tensor.storage_made and first is tensor.padded and not first.flags.writeable
     assert np.array_equal(tensor.logical(), widen(bits)[:60], equal_nan=True)
     assert tensor.storage() is tensor.padded                       # once widened, the array itself
 
@@ -64,4 +64,4 @@ def test_matmul_through_the_stand_in_gives_the_same_bits(monkeypatch, fidelity, 
                               b_format=DataFormat.Float16_b, b_cache=lazy.derived())
         assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
         # with its slices carried in (either route's), the float32 storage is never read
-        assert lazy.widened == (not terms)
+        assert lazy.storage_made == (not terms)

@@ -71,7 +71,7 @@ def test_restored_terms_are_not_cut_again_and_give_the_same_bits(monkeypatch, fi
     assert joins == [] and np.array_equal(got.view(np.uint32), expected.view(np.uint32))
     restored = [t for p in loaded.get_parameters() for t in [*p.consteval.values(), *p._device_copies.values()]]
     if fidelity.phases <= 2:     # a float32 x fits SrcB's LoFi/HiFi2 slices: the route reads only the terms
-        assert restored and not any(t.widened for t in restored)
+        assert restored and not any(t.storage_made for t in restored)
     again = _linear()                                            # and without the terms, they are cut
     image_state.restore(again, numerics, arrays, {k: {**m, "terms": []} for k, m in meta.items()
                                                   if not any(t["array"] == k for t in m["terms"])})
