@@ -54,19 +54,27 @@ class CompiledModel:
         """Run on the simulator; inputs and outputs in the model's framework (torch for PyTorch).
 
         Keyword inputs are matched to the model's input names."""
+        framework = OUTPUT_FRAMEWORK.get(self.framework, "numpy")
+        # numpy outputs are copied to DLPack-aligned memory: fed back to a VM, TVM then takes them
+        # without another copy
+        return self.imported.pack_outputs(self._run_vm(
+            inputs, named_inputs, lambda o: aligned_copy(o) if framework == "numpy" else to_framework(o, framework)))
+
+    __call__ = run
+
+    def run_uncopied(self, *inputs) -> list[np.ndarray]:
+        """The flat outputs as numpy views of the VM's memory, not copied (a training step's saved
+        values, which only the backward program reads). The VM never reuses memory a view holds,
+        but a view may share memory with an input or a weight of this call: callers only read them."""
+        return self._run_vm(inputs, {}, None)
+
+    def _run_vm(self, inputs, named_inputs, convert) -> list:
         arrays = self.imported.bind_inputs(inputs, named_inputs)
         check_indices(self.name, {s.name: a for s, a in zip(self.imported.inputs, arrays)}, self.index_limits)
         args = [_vm_tensor(a) for a in arrays]
         with self._run_lock, context.use(self.exec_context):  # a Relax VM runs one call at a time
-            result = self.vm["main"](*args, *self._weights)
-            framework = OUTPUT_FRAMEWORK.get(self.framework, "numpy")
-            # numpy outputs are copied to DLPack-aligned memory: fed back to a VM (a training step's
-            # saved values), TVM then takes them without another copy
-            converted = [_aligned_copy(o) if framework == "numpy" else to_framework(o, framework)
-                         for o in _flatten(result)]
-        return self.imported.pack_outputs(converted)
-
-    __call__ = run
+            outputs = _flatten(self.vm["main"](*args, *self._weights))
+            return outputs if convert is None else [convert(o) for o in outputs]
 
     def reload_generated_modules(self) -> None:
         """Re-import every generated module now (picks up hand edits)."""
@@ -164,7 +172,7 @@ def vm_ready(array) -> np.ndarray:
     aligned), else an aligned copy of it."""
     array = np.asarray(array)
     if not (array.flags.c_contiguous and array.flags.writeable) or array.ctypes.data % _DLPACK_ALIGNMENT:
-        array = _aligned_copy(array)
+        array = aligned_copy(array)
     return array
 
 
@@ -178,7 +186,7 @@ def _vm_tensor(array: np.ndarray):
         return tvm.runtime.tensor(array)
 
 
-def _aligned_copy(array: np.ndarray) -> np.ndarray:
+def aligned_copy(array: np.ndarray) -> np.ndarray:
     """A C-contiguous copy of `array` (0-d stays 0-d) whose data starts on a DLPack-aligned address."""
     buffer = np.empty(array.nbytes + _DLPACK_ALIGNMENT, np.uint8)
     offset = -buffer.ctypes.data % _DLPACK_ALIGNMENT
@@ -201,8 +209,7 @@ def _runnable(executable):
 
 
 def _flatten(result) -> list[np.ndarray]:
-    """The VM's outputs as numpy views of its memory, which the VM reuses on its next call: the
-    caller copies them (to_framework always does) before running the VM again."""
+    """The VM's outputs as numpy views of its memory (each view keeps its memory alive)."""
     if isinstance(result, tvm.runtime.Tensor):
         try:
             return [np.from_dlpack(result)]   # a view: ~0.2 us, against ~8 us for result.numpy()

@@ -4,7 +4,7 @@ shared memory when TVM can take it, an aligned copy (not a slow refused DLPack) 
 import numpy as np
 import pytest
 
-from tvm_buda.compiled_model import _DLPACK_ALIGNMENT, _aligned_copy, _vm_tensor
+from tvm_buda.compiled_model import _DLPACK_ALIGNMENT, aligned_copy, _vm_tensor
 
 
 def _unaligned(shape, dtype=np.float32):
@@ -31,7 +31,7 @@ def test_values_dtype_and_rank_kept(array):
 
 def test_aligned_copy_is_aligned_and_independent():
     source = _unaligned((4, 33))
-    copy = _aligned_copy(source)
+    copy = aligned_copy(source)
     assert copy.ctypes.data % _DLPACK_ALIGNMENT == 0 and copy.flags.c_contiguous
     np.testing.assert_array_equal(copy, source)
     source[0, 0] = -1
@@ -39,7 +39,7 @@ def test_aligned_copy_is_aligned_and_independent():
 
 
 def test_aligned_writable_array_is_shared_not_copied():
-    array = _aligned_copy(np.ones((8, 8), np.float32))
+    array = aligned_copy(np.ones((8, 8), np.float32))
     tensor = _vm_tensor(array)
     array[0, 0] = 7.0   # the VM sees the same memory
     assert tensor.numpy()[0, 0] == 7.0
@@ -54,3 +54,22 @@ def test_unaligned_float_array_does_not_take_tvms_copy(monkeypatch):
     monkeypatch.setattr(tvm.runtime, "tensor", refuse)
     array = _unaligned((16, 64))
     np.testing.assert_array_equal(_vm_tensor(array).numpy(), array)
+
+
+def test_uncopied_outputs_stay_valid_across_runs():
+    """run_uncopied hands out the VM's memory (a training step's saved values): a later run must not
+    write into memory a view still holds, and the values are run()'s."""
+    import torch
+
+    import tvm_buda
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    compiled = tvm_buda.compile_model(model, (torch.randn(8, 16),))
+    x1, x2 = torch.randn(8, 16), torch.randn(8, 16)
+    [first] = compiled.run_uncopied(x1)
+    kept = first.copy()
+    [second] = compiled.run_uncopied(x2)
+    np.testing.assert_array_equal(first, kept)
+    assert not np.array_equal(first, second)
+    np.testing.assert_array_equal(second, compiled.run(x2).numpy())

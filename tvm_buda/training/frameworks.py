@@ -37,8 +37,8 @@ def compile_for_training(module, sample_inputs, config, input_grad_count: int = 
         imported, names = import_torch_for_training(module.framework_module, sample_inputs, module.name)
         # The parameters are looked up once, as torch.optim holds its parameters (walking the module
         # tree every step cost ~0.3 ms of a small BERT's training step).
-        targets = dict(module.framework_module.named_parameters())
-        write_back = lambda values: _write_torch(targets, names, values)  # noqa: E731
+        targets, views = dict(module.framework_module.named_parameters()), {}
+        write_back = lambda values: _write_torch(targets, names, values, views)  # noqa: E731
     elif module.framework == "tensorflow" and hasattr(module.framework_module, "trainable_variables"):
         from .keras_weights import import_tf_for_training
 
@@ -53,12 +53,31 @@ def compile_for_training(module, sample_inputs, config, input_grad_count: int = 
     return model
 
 
-def _write_torch(params: dict, names: dict, values: dict) -> None:
-    """Copy trained values into the torch parameters `params` ({torch name: parameter})."""
+def _write_torch(params: dict, names: dict, values: dict, views: dict) -> None:
+    """Copy trained values into the torch parameters `params` ({torch name: parameter}). A float32
+    CPU parameter is written through a numpy view of its memory (`views` keeps them, keyed by
+    graph name with the storage address they were taken at): ~1 us against ~5 us for torch's copy_."""
     import torch
 
-    with torch.no_grad():
-        for graph_name, value in values.items():
-            if graph_name in names:
-                target = params[names[graph_name]]
+    for graph_name, value in values.items():
+        if graph_name not in names:
+            continue
+        target = params[names[graph_name]]
+        address, view = views.get(graph_name, (None, None))
+        if address != target.data_ptr():     # first write, or the parameter got new storage
+            address, view = views[graph_name] = (target.data_ptr(), _numpy_view(target))
+        if view is None:
+            with torch.no_grad():
                 target.copy_(torch.from_numpy(np.asarray(value, dtype=np.float32)).to(target.dtype))
+        else:
+            np.copyto(view, value, casting="same_kind")
+            torch.autograd.graph.increment_version(target)   # as an in-place torch write would
+
+
+def _numpy_view(param):
+    """A writable numpy array sharing a float32 CPU parameter's memory, else None."""
+    import torch
+
+    if param.dtype != torch.float32 or param.device.type != "cpu" or not param.is_contiguous():
+        return None
+    return param.detach().numpy()

@@ -14,7 +14,7 @@ from tvm import relax
 from buda_runtime_sim.config import CompilerConfig
 
 from ..build import build_imported
-from ..compiled_model import vm_ready
+from ..compiled_model import aligned_copy, vm_ready
 from ..frontends.imported import ImportedModel, TensorSpec, to_numpy
 from .autodiff import training_graphs
 
@@ -52,10 +52,10 @@ class TrainableModel:
         self.output_specs = bwd_inputs[:self.num_outputs]
 
     def forward(self, *inputs) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """(outputs, saved): run the forward graph on the device."""
-        results = self.forward_model.run(*inputs)
-        results = list(results) if isinstance(results, (tuple, list)) else [results]
-        return results[:self.num_outputs], results[self.num_outputs:]
+        """(outputs, saved): run the forward graph on the device. The saved values are the VM's own
+        memory, uncopied: only the backward program reads them."""
+        results = self.forward_model.run_uncopied(*inputs)
+        return [aligned_copy(r) for r in results[:self.num_outputs]], results[self.num_outputs:]
 
     def backward(self, saved: list[np.ndarray], output_grads: list) -> tuple[dict, dict]:
         """(parameter gradients, input gradients) by name, for one forward's saved values."""
@@ -67,11 +67,9 @@ class TrainableModel:
             if g.shape != spec.shape:
                 raise ValueError(f"{self.name}: gradient of output has shape {g.shape}, expected {spec.shape}")
             dys.append(g)
-        results = self.backward_model.run(*dys, *saved)
-        results = list(results) if isinstance(results, tuple) else [results]
-        names = self.grad_inputs + self.trainable
-        grads = dict(zip(names, results))
-        return ({n: grads[n] for n in self.trainable}, {n: grads[n] for n in self.grad_inputs})
+        # uncopied: the trainer copies parameter gradients as it accumulates them
+        grads = dict(zip(self.grad_inputs + self.trainable, self.backward_model.run_uncopied(*dys, *saved)))
+        return ({n: grads[n] for n in self.trainable}, {n: aligned_copy(grads[n]) for n in self.grad_inputs})
 
     def parameters(self) -> dict[str, np.ndarray]:
         return self.forward_model.parameters()
