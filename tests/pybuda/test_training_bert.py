@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import pybuda
+from buda_runtime_sim.runtime import training
 from tvm_buda.demo_models import bert_classifier
 from tests.pybuda.training_helpers import max_relative_difference, train_in_torch, train_on_device, weight_pccs
 
@@ -49,6 +50,10 @@ def test_bert_classifier_trains_like_pytorch(name):
     assert min(pccs.values()) >= 0.99, min(pccs.items(), key=lambda kv: kv[1])
     moved = (model.bert.classifier.weight - bert_classifier().bert.classifier.weight).abs().max()
     assert moved > 1e-3  # the torch module holds trained weights
+    # PyTorch's safe-softmax guard runs on the device: the forward is one device program after the
+    # embedding lookups (the guard's int8 form would add a host max and a program per layer)
+    forward = training._session.devices[0].trainers[0].model.forward_model
+    assert forward.num_device_subgraphs == 1 and "max" not in forward.cpu_ops(), forward.summary
 
 
 @pytest.mark.slow

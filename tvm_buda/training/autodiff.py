@@ -173,11 +173,14 @@ def _before_autodiff(main: relax.Function) -> relax.Function:
     """Rewrites that give ops without a registered gradient a form that has one: PyTorch's
     x.max(dim) arrives as topk(k=1), whose values are a max reduction; TVM's conv2d gradient
     takes NCHW data and OIHW kernels only, so TFLite's NHWC convolutions get transposes around
-    them (exact: layout changes move values, they do not round them)."""
+    them (exact: layout changes move values, they do not round them). PyTorch's safe-softmax guard
+    gets its device form first: rewritten after autodiff, the forward would still compute the old
+    int8 form on the host for the backward's saved copy of it."""
+    from relay_passes.safe_softmax_guard import SimplifySafeSoftmaxGuard
     from relay_passes.top_one_as_max import TopOneAsMax
 
-    mod = tvm.IRModule({"main": main})
-    mod = relax.transform.ConvertLayout({"relax.nn.conv2d": ["NCHW", "OIHW"]})(TopOneAsMax()(mod))
+    mod = SimplifySafeSoftmaxGuard()(TopOneAsMax()(tvm.IRModule({"main": main})))
+    mod = relax.transform.ConvertLayout({"relax.nn.conv2d": ["NCHW", "OIHW"]})(mod)
     mod = relax.transform.DeadCodeElimination()(mod)
     return mod["main"]
 
