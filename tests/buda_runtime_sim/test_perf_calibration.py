@@ -37,7 +37,15 @@ def test_shipped_coefficients_are_the_fit_of_the_fit_half(halves):
     assert set(refit) == set(M.COEFFICIENTS)
     for key, values in refit.items():
         shipped = M.COEFFICIENTS[key]
-        np.testing.assert_allclose(values[:len(shipped)], shipped, rtol=1e-3, atol=1e-2, err_msg=str(key))
+        if np.allclose(values[:len(shipped)], shipped, rtol=1e-3, atol=1e-2):
+            continue
+        # Where two features are proportional over every measured row of a key, the fit is not
+        # unique: which of them takes the weight depends on the last bits of the least-squares
+        # solves (numpy/LAPACK builds differ). Then the shipped coefficients must predict exactly
+        # what the refit predicts on that key's rows.
+        rows = fit.select([k == key for k in fit.key])
+        np.testing.assert_allclose(C.predict(rows, {key: shipped}), C.predict(rows, {key: values}),
+                                   rtol=1e-3, err_msg=f"{key}: shipped {shipped}, refit {values}")
 
 
 def test_worked_examples_of_the_data_readme():
