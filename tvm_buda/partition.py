@@ -12,12 +12,13 @@ import tvm
 from tvm import relax
 from tvm.relax.backend.pattern_registry import get_patterns_with_prefix, register_patterns
 from tvm.relax.backend.utils import has_leaking_intermediate_variables
-from tvm.relax.dpl import CallPattern, ExprPattern, TupleGetItemPattern, TuplePattern, is_op, wildcard
+from tvm.relax.dpl import CallPattern, ExprPattern, ExternFuncPattern, TupleGetItemPattern, TuplePattern
+from tvm.relax.expr_functor import PyExprMutator, mutator
 from tvm.relax.transform import PatternCheckContext
 
 from .fallback import DataflowGraph, forced_host_ops, where
 from .op_composites import composite_patterns
-from .op_table import OP_TABLE, supported_on_device
+from .op_table import OP_TABLE, call_op_name, supported_on_device
 
 PATTERN_PREFIX = "buda."
 
@@ -49,7 +50,7 @@ def _check(context: PatternCheckContext) -> bool:
 
 def _patterns():
     for entry in OP_TABLE:
-        root = is_op(entry.relax_op)(*[wildcard() for _ in range(entry.num_args)])
+        root = entry.pattern()
         yield (PATTERN_PREFIX + entry.name, root, {"root": root}, _check)
 
 
@@ -94,6 +95,8 @@ def _required_ops(pattern) -> set[str]:
         op = pattern.op
         own = {op.expr.name} if isinstance(op, ExprPattern) and isinstance(op.expr, tvm.ir.Op) else set()
         return own.union(*(_required_ops(a) for a in pattern.args))
+    if isinstance(pattern, ExternFuncPattern):   # call_pure_packed of one of our functions
+        return {str(pattern.global_symbol)}
     if isinstance(pattern, TuplePattern):
         return set().union(*(_required_ops(f) for f in pattern.fields))
     if isinstance(pattern, TupleGetItemPattern):
@@ -105,9 +108,15 @@ def _called_ops(mod: tvm.IRModule) -> set[str]:
     names = set()
     for func in mod.functions.values():
         if isinstance(func, relax.Function):
-            relax.analysis.post_order_visit(
-                func, lambda e: isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.Op) and names.add(e.op.name))
+            relax.analysis.post_order_visit(func, lambda e: isinstance(e, relax.Call) and _add_called(names, e))
     return names
+
+
+def _add_called(names: set, call: relax.Call) -> None:
+    """The call's op, and for a call_pure_packed also the function it calls."""
+    if isinstance(call.op, tvm.ir.Op):
+        names.add(call.op.name)
+        names.add(call_op_name(call))
 
 
 def patterns_for(mod: tvm.IRModule) -> list:
@@ -115,6 +124,40 @@ def patterns_for(mod: tvm.IRModule) -> list:
     never calls are left out (FuseOpsByPattern scans the whole module once per pattern)."""
     called = _called_ops(mod)
     return [p for p in device_patterns() if _required_ops(p.pattern) <= called]
+
+
+@mutator
+class _PackedFunctionBinder(PyExprMutator):
+    """FuseOpsByPattern passes the function a matched call_pure_packed calls (an ExternFunc) into
+    the fused function as an argument, which MergeCompositeFunctions cannot take: bind it back
+    into the fused function, as the function's own constant."""
+
+    def __init__(self, mod: tvm.IRModule):
+        super().__init__(mod)
+        self.mod = mod
+        self.replaced = set()
+
+    def visit_call_(self, call):
+        call = super().visit_call_(call)
+        if not (isinstance(call.op, tvm.ir.GlobalVar) and any(isinstance(a, relax.ExternFunc) for a in call.args)):
+            return call
+        func = self.mod[call.op]
+        bound = {p: a for p, a in zip(func.params, call.args) if isinstance(a, relax.ExternFunc)}
+        self.replaced.add(call.op)
+        rebound = self.builder_.add_func(func.bind_params(bound), call.op.name_hint)
+        return relax.Call(rebound, [a for a in call.args if not isinstance(a, relax.ExternFunc)], call.attrs,
+                          call.ty_args)
+
+    def run(self) -> tvm.IRModule:
+        main = self.visit_expr(self.mod["main"])
+        self.builder_.update_func(self.mod.get_global_var("main"), main)
+        mod = self.builder_.get()
+        return tvm.IRModule({gv: f for gv, f in mod.functions.items() if gv not in self.replaced}, attrs=mod.attrs)
+
+
+@tvm.transform.module_pass(opt_level=0, name="BindPackedFunctions")
+def _bind_packed_functions(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+    return _PackedFunctionBinder(mod).run()
 
 
 class UnsupportedOpError(RuntimeError):
@@ -139,6 +182,7 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
     seq = tvm.transform.Sequential(
         [
             relax.transform.FuseOpsByPattern(patterns_for(mod), bind_constants=False, annotate_codegen=False),
+            _bind_packed_functions,
             relax.transform.MergeCompositeFunctions(),
         ],
         name="partition_for_buda",
