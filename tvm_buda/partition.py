@@ -13,12 +13,12 @@ from tvm import relax
 from tvm.relax.backend.pattern_registry import get_patterns_with_prefix, register_patterns
 from tvm.relax.backend.utils import has_leaking_intermediate_variables
 from tvm.relax.dpl import CallPattern, ExprPattern, ExternFuncPattern, TupleGetItemPattern, TuplePattern
-from tvm.relax.expr_functor import PyExprMutator, mutator
 from tvm.relax.transform import PatternCheckContext
 
 from .fallback import DataflowGraph, forced_host_ops, where
 from .op_composites import composite_patterns
 from .op_table import OP_TABLE, call_op_name, supported_on_device
+from .packed_calls import HidePackedFunctions, RestorePackedCalls
 
 PATTERN_PREFIX = "buda."
 
@@ -126,40 +126,6 @@ def patterns_for(mod: tvm.IRModule) -> list:
     return [p for p in device_patterns() if _required_ops(p.pattern) <= called]
 
 
-@mutator
-class _PackedFunctionBinder(PyExprMutator):
-    """FuseOpsByPattern passes the function a matched call_pure_packed calls (an ExternFunc) into
-    the fused function as an argument, which MergeCompositeFunctions cannot take: bind it back
-    into the fused function, as the function's own constant."""
-
-    def __init__(self, mod: tvm.IRModule):
-        super().__init__(mod)
-        self.mod = mod
-        self.replaced = set()
-
-    def visit_call_(self, call):
-        call = super().visit_call_(call)
-        if not (isinstance(call.op, tvm.ir.GlobalVar) and any(isinstance(a, relax.ExternFunc) for a in call.args)):
-            return call
-        func = self.mod[call.op]
-        bound = {p: a for p, a in zip(func.params, call.args) if isinstance(a, relax.ExternFunc)}
-        self.replaced.add(call.op)
-        rebound = self.builder_.add_func(func.bind_params(bound), call.op.name_hint)
-        return relax.Call(rebound, [a for a in call.args if not isinstance(a, relax.ExternFunc)], call.attrs,
-                          call.ty_args)
-
-    def run(self) -> tvm.IRModule:
-        main = self.visit_expr(self.mod["main"])
-        self.builder_.update_func(self.mod.get_global_var("main"), main)
-        mod = self.builder_.get()
-        return tvm.IRModule({gv: f for gv, f in mod.functions.items() if gv not in self.replaced}, attrs=mod.attrs)
-
-
-@tvm.transform.module_pass(opt_level=0, name="BindPackedFunctions")
-def _bind_packed_functions(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
-    return _PackedFunctionBinder(mod).run()
-
-
 class UnsupportedOpError(RuntimeError):
     """An op the device cannot run, with CPU fallback disabled."""
 
@@ -182,8 +148,9 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
     seq = tvm.transform.Sequential(
         [
             relax.transform.FuseOpsByPattern(patterns_for(mod), bind_constants=False, annotate_codegen=False),
-            _bind_packed_functions,
+            HidePackedFunctions(),
             relax.transform.MergeCompositeFunctions(),
+            RestorePackedCalls(),
         ],
         name="partition_for_buda",
     )
