@@ -120,7 +120,7 @@ class _Lowerer:
         raise CodegenError(f"cannot generate code for {type(expr).__name__} in a device function")
 
     def _emit(self, call: relax.Call, env) -> str:
-        return self._emit_lowered(self.lower_call(call), env, call, [call.op.name.removeprefix("relax.")])
+        return self._emit_lowered(self.lower_call(call), env, call, [_source_op(call)])
 
     def _emit_lowered(self, lowered, env, result, source_ops: list[str]) -> str:
         """One generated line; `result` is the Relax expression it computes (for its static shape)."""
@@ -140,8 +140,15 @@ class _Lowerer:
 
 def _op_names(func: relax.Function) -> list[str]:
     """Relax op names computed inside a (composite) function, in order."""
-    return [b.value.op.name.removeprefix("relax.") for block in func.body.blocks for b in block.bindings
+    return [_source_op(b.value) for block in func.body.blocks for b in block.bindings
             if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.Op)]
+
+
+def _source_op(call: relax.Call) -> str:
+    """"nn.softmax" for R.nn.softmax; the function's name for a call_pure_packed ("tvm_buda.softmax_bw")."""
+    if call.op.name == "relax.call_pure_packed" and isinstance(call.args[0], relax.ExternFunc):
+        return str(call.args[0].global_symbol)
+    return call.op.name.removeprefix("relax.")
 
 
 _WEIGHT_LAYOUT_OPS = frozenset({"Transpose", "Reshape", "Permute"})

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import tvm
 from tvm import relax
 
+from .op_table import call_op_name
+
 # Pure data movement: cheap on the host, worth moving to avoid a device round trip.
 TM_OPS = frozenset({
     "relax.reshape", "relax.permute_dims", "relax.squeeze", "relax.expand_dims", "relax.flatten",
@@ -50,7 +52,7 @@ class DataflowGraph:
                 for a in g.args[var]:
                     g.consumers.setdefault(a, []).append(var)
                 if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
-                    g.ops[var] = value.op.name
+                    g.ops[var] = call_op_name(value)
         g.outputs = vars_in(func.body.body)
         return g
 

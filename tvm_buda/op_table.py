@@ -10,7 +10,9 @@ tensors as exact 0.0/1.0 (comparisons, where, logic), so both may enter and leav
 subgraph; integer tensors stay on the host, except the exact int indices Argmax produces.
 
 Fused patterns (matmul + bias, conv + bias) that become one PyBuda op live beside it, in
-`tvm_buda.op_composites`.
+`tvm_buda.op_composites`. Backward ops without a Relax op of their own (LayernormBw, ...) are
+`call_pure_packed` calls of our global functions (`tvm_buda.grad_ops`), keyed here by the
+function's name.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ from typing import Callable
 
 import numpy as np
 from tvm import ir, relax, tirx
+from tvm.relax.dpl import ExternFuncPattern, is_op, wildcard
 
 from relay_passes.scalars import static_shape
+
+from . import grad_ops
 
 FLOAT_DTYPES = frozenset({"float32", "float16", "bfloat16"})
 DEVICE_DTYPES = FLOAT_DTYPES | {"bool"}
@@ -56,7 +61,22 @@ class OpEntry:
     @property
     def name(self) -> str:
         """Short name, used for patterns ("buda.<name>") and reports."""
-        return self.relax_op.removeprefix("relax.")
+        return self.relax_op.removeprefix("relax.").removeprefix(grad_ops.PREFIX)
+
+    def pattern(self):
+        """The call this entry matches: the Relax op, or call_pure_packed of our global function."""
+        args = [wildcard() for _ in range(self.num_args)]
+        if self.relax_op.startswith(grad_ops.PREFIX):
+            return is_op("relax.call_pure_packed")(ExternFuncPattern(self.relax_op), *args)
+        return is_op(self.relax_op)(*args)
+
+
+def call_op_name(call: relax.Call) -> str | None:
+    """The op table's key for a call: its Relax op's name, or the global function a
+    call_pure_packed calls; None for calls of functions."""
+    if not isinstance(call.op, ir.Op):
+        return None
+    return grad_ops.packed_name(call) or call.op.name
 
 
 # ---- reading calls ------------------------------------------------------------------------
@@ -84,7 +104,7 @@ def _tensor_args(call: relax.Call) -> list:
     for arg in call.args:
         if isinstance(arg, relax.Tuple):
             out.extend(arg.fields)
-        elif isinstance(arg.ty, relax.TensorType):
+        elif isinstance(getattr(arg, "ty", None), relax.TensorType):   # not immediates, not a packed call's function
             out.append(arg)
     return out
 
@@ -157,6 +177,11 @@ def _layer_norm(call: relax.Call) -> Lowered:
 
 def _layer_norm_supported(call: relax.Call) -> bool:
     return len(call.attrs.axes) == 1 and bool(call.attrs.center) and bool(call.attrs.scale)
+
+
+def _layernorm_bw(call: relax.Call) -> Lowered:
+    return Lowered("nn.LayernormBw", _tensor_args(call), {"dim": int(grad_ops.attribute(call, 3)),
+                   "epsilon": float(grad_ops.attribute(call, 4)), "operand": int(grad_ops.attribute(call, 5))})
 
 
 def _strided_slice(call: relax.Call) -> Lowered:
@@ -293,6 +318,12 @@ OP_TABLE: tuple[OpEntry, ...] = (
     _unary("nn.log_softmax", "nn.LogSoftmax", lambda call: {"dim": int(call.attrs.axis)}),
     OpEntry("relax.nn.layer_norm", "nn.Layernorm", 3, _layer_norm, check=_layer_norm_supported,
             fallback_aliases=("layernorm",)),
+    # their backward ops (call_pure_packed of tvm_buda.grad_ops' functions: tensors, then attributes)
+    OpEntry(grad_ops.SOFTMAX_BW, "nn.SoftmaxBw", 3,
+            _same("nn.SoftmaxBw", lambda call: {"dim": int(grad_ops.attribute(call, 2))})),
+    OpEntry(grad_ops.LAYERNORM_BW, "nn.LayernormBw", 6, _layernorm_bw),
+    OpEntry(grad_ops.GELU_DERIVATIVE, "GeluDerivative", 2,
+            _same("GeluDerivative", lambda call: {"approximate": grad_ops.approximation(call)})),
     # reductions
     OpEntry("relax.sum", "ReduceSum", 1, _reduce("ReduceSum"), check=_single_axis, fallback_aliases=("reduce_sum",)),
     OpEntry("relax.mean", "ReduceAvg", 1, _reduce("ReduceAvg"), check=_single_axis, fallback_aliases=("reduce_avg",)),
@@ -333,10 +364,10 @@ def _dtypes_supported(call: relax.Call, entry: OpEntry) -> bool:
 
 def supported_on_device(call: relax.Call) -> bool:
     """Whether the device can run this call: a table entry, device dtypes, its own check."""
-    entry = OPS_BY_RELAX_NAME.get(call.op.name) if isinstance(call.op, ir.Op) else None
+    entry = OPS_BY_RELAX_NAME.get(call_op_name(call))
     return entry is not None and _dtypes_supported(call, entry) and entry.check(call)
 
 
 def lower_call(call: relax.Call) -> Lowered:
     """Codegen hook: the PyBuda op for one Relax call inside a device function."""
-    return OPS_BY_RELAX_NAME[call.op.name].convert(call)
+    return OPS_BY_RELAX_NAME[call_op_name(call)].convert(call)

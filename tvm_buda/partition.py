@@ -12,12 +12,13 @@ import tvm
 from tvm import relax
 from tvm.relax.backend.pattern_registry import get_patterns_with_prefix, register_patterns
 from tvm.relax.backend.utils import has_leaking_intermediate_variables
-from tvm.relax.dpl import CallPattern, ExprPattern, TupleGetItemPattern, TuplePattern, is_op, wildcard
+from tvm.relax.dpl import CallPattern, ExprPattern, ExternFuncPattern, TupleGetItemPattern, TuplePattern
 from tvm.relax.transform import PatternCheckContext
 
 from .fallback import DataflowGraph, forced_host_ops, where
 from .op_composites import composite_patterns
-from .op_table import OP_TABLE, supported_on_device
+from .op_table import OP_TABLE, call_op_name, supported_on_device
+from .packed_calls import HidePackedFunctions, RestorePackedCalls
 
 PATTERN_PREFIX = "buda."
 
@@ -49,7 +50,7 @@ def _check(context: PatternCheckContext) -> bool:
 
 def _patterns():
     for entry in OP_TABLE:
-        root = is_op(entry.relax_op)(*[wildcard() for _ in range(entry.num_args)])
+        root = entry.pattern()
         yield (PATTERN_PREFIX + entry.name, root, {"root": root}, _check)
 
 
@@ -94,6 +95,8 @@ def _required_ops(pattern) -> set[str]:
         op = pattern.op
         own = {op.expr.name} if isinstance(op, ExprPattern) and isinstance(op.expr, tvm.ir.Op) else set()
         return own.union(*(_required_ops(a) for a in pattern.args))
+    if isinstance(pattern, ExternFuncPattern):   # call_pure_packed of one of our functions
+        return {str(pattern.global_symbol)}
     if isinstance(pattern, TuplePattern):
         return set().union(*(_required_ops(f) for f in pattern.fields))
     if isinstance(pattern, TupleGetItemPattern):
@@ -105,9 +108,15 @@ def _called_ops(mod: tvm.IRModule) -> set[str]:
     names = set()
     for func in mod.functions.values():
         if isinstance(func, relax.Function):
-            relax.analysis.post_order_visit(
-                func, lambda e: isinstance(e, relax.Call) and isinstance(e.op, tvm.ir.Op) and names.add(e.op.name))
+            relax.analysis.post_order_visit(func, lambda e: isinstance(e, relax.Call) and _add_called(names, e))
     return names
+
+
+def _add_called(names: set, call: relax.Call) -> None:
+    """The call's op, and for a call_pure_packed also the function it calls."""
+    if isinstance(call.op, tvm.ir.Op):
+        names.add(call.op.name)
+        names.add(call_op_name(call))
 
 
 def patterns_for(mod: tvm.IRModule) -> list:
@@ -139,7 +148,9 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
     seq = tvm.transform.Sequential(
         [
             relax.transform.FuseOpsByPattern(patterns_for(mod), bind_constants=False, annotate_codegen=False),
+            HidePackedFunctions(),
             relax.transform.MergeCompositeFunctions(),
+            RestorePackedCalls(),
         ],
         name="partition_for_buda",
     )

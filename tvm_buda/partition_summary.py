@@ -16,6 +16,8 @@ from tvm import relax
 
 from codegen.lower import static_shape
 
+from .op_table import call_op_name
+
 
 @dataclass
 class Step:
@@ -123,7 +125,7 @@ def summarize(mod: tvm.IRModule, module_names: dict, device_ops: list[str]) -> P
                     continue
                 steps.append(Step("device", module_names[value.op.name_hint], ins, outs, sources))
             else:
-                steps.append(Step("host", value.op.name.removeprefix("relax."), ins, outs, sources))
+                steps.append(Step("host", call_op_name(value).removeprefix("relax."), ins, outs, sources))
             producer[binding.var] = len(steps) - 1
     cpu_ops = [s.op for s in steps if s.kind == "host"]
     return PartitionSummary(steps, device_ops, cpu_ops)

@@ -8,7 +8,7 @@ as in PyBuda's API reference; ops beyond the reference are marked as extensions 
 
 from __future__ import annotations
 
-from .activations import Gelu, LeakyRelu, Relu, Sigmoid, Tanh
+from .activations import Gelu, GeluDerivative, LeakyRelu, Relu, Sigmoid, Tanh
 from .convolutions import AvgPool2d, Conv2d, Conv2dTranspose, MaxPool2d
 from .general import (Add, Buffer, Constant, Divide, Identity, Matmul, Multiply, ReduceAvg, ReduceMax, ReduceMin,
                       ReduceSum, Subtract)
@@ -27,7 +27,7 @@ __all__ = [
     "BinaryStack", "Broadcast", "BroadcastTo", "Cast", "Concatenate", "HSlice", "HStack", "Index", "Pad", "Permute",
     "Reshape", "Select", "Squeeze", "Transpose", "Unsqueeze", "VSlice", "VStack",
     # activations
-    "Gelu", "LeakyRelu", "Relu", "Sigmoid", "Tanh",
+    "Gelu", "GeluDerivative", "LeakyRelu", "Relu", "Sigmoid", "Tanh",
     # math
     "Abs", "Argmax", "Clip", "Cos", "Equal", "Erf", "Exp", "Greater", "GreaterEqual", "Heaviside", "Less",
     "LessEqual", "Log", "LogicalAnd", "LogicalNot", "LogicalOr", "Max", "Min", "NotEqual", "Pow", "Power",

@@ -1,4 +1,5 @@
-"""Activations (PyBuda API reference, "Activations"). Extensions: LeakyRelu, Tanh."""
+"""Activations (PyBuda API reference, "Activations"). Extensions: LeakyRelu, Tanh, GeluDerivative
+(the Buda backend's SFPU op `gelu_derivative`, which Gelu's gradient uses)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def LeakyRelu(name, operandA, alpha):
 def Gelu(name, operandA, approximate="none"):
     approximate = Args("Gelu", name).choice("approximate", approximate, ("none", "tanh"))
     return run_op("Gelu", name, [operandA], approximate=approximate)
+
+
+@pybuda_op
+def GeluDerivative(name, operandA, approximate="none"):
+    """d/dx Gelu(x); the gradient of a Gelu is this times the output's gradient."""
+    approximate = Args("GeluDerivative", name).choice("approximate", approximate, ("none", "tanh"))
+    return run_op("GeluDerivative", name, [operandA], approximate=approximate)
 
 
 @pybuda_op

@@ -26,7 +26,9 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
      the per-input, per-ublock and per-outer-K-step overheads and the unpacking of NoC-fed inputs.
      Ops measured on Wormhole_B0 only are scaled to Grayskull by the two arches' matmul formulas.
      Softmax and layernorm are split as PyBuda places them (row_reductions.py): a wide
-     elementwise part and a tail holding the row reductions, on one column of cores. Attention's
+     elementwise part and a tail holding the row reductions, on one column of cores. Their
+     backward ops (SoftmaxBw, LayernormBw) are priced as the backend ops they stand for, unsplit
+     (a layernorm's weight and bias gradients on the input's tiles). Attention's
      ops (matmuls of two activations, softmax, layernorm) keep their heads in every core (t).
      Convs with taps or strides, depthwise convs and pools add PyBuda's sparse-matmul gather.
    - data cycles (data_movement.py, after PyBuda's balancer): the slowest of reading each input

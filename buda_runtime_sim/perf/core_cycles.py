@@ -47,7 +47,7 @@ ARCH = {BackendDevice.Grayskull: M.GS, BackendDevice.Wormhole_B0: M.WH}
 SFPU_OPS = {
     "Exp": "exp", "Gelu": "gelu", "Log": "log", "Sigmoid": "sigmoid", "Tanh": "tanh", "Sqrt": "sqrt",
     "Reciprocal": "reciprocal", "Abs": "abs", "LeakyRelu": "lrelu", "Sin": "sine", "Cos": "cosine",
-    "Pow": "power", "Power": "power", "Erf": "gelu", "Silu": "sigmoid",
+    "Pow": "power", "Power": "power", "Erf": "gelu", "Silu": "sigmoid", "GeluDerivative": "gelu",
     # Comparisons against a constant: priced as leaky relu, the cheapest measured compare-and-select.
     "Relu": "lrelu", "Relu6": "lrelu", "Clip": "lrelu", "LogicalNot": "lrelu",
 }
@@ -155,6 +155,10 @@ def op_cycles(op: K.PerfOp, geom, board, t, rows, cols, cores=1) -> np.ndarray:
         return _softmax(arch, op, t, rows, cols, df)
     if kind == K.LAYERNORM:
         return _layernorm(arch, op, t, rows, cols, df)
+    if kind == K.SOFTMAX_BW:   # grad * y, sum over the row, subtract, times y
+        return sum(eltwise(arch, s, t, rows, cols, df) for s in ("multiply", "reduce_c", "subtract", "multiply"))
+    if kind == K.LAYERNORM_BW:
+        return _layernorm_bw(arch, op, t, rows, cols, df)
     return eltwise(arch, "nop", t, rows, cols, df)   # MOVE: a datacopy
 
 
@@ -183,3 +187,17 @@ def _layernorm(arch, op, t, rows, cols, df):
     if part == row_reductions.WIDE:
         return per_block
     return per_block + eltwise(arch, "sqrt", t, rows, 1, df) + eltwise(arch, "reciprocal", t, rows, 1, df)
+
+
+def _layernorm_bw(arch, op, t, rows, cols, df):
+    """The statistics again (mean, centre, square, variance, 1/sqrt per tile row, xhat), then for
+    the input's gradient: grad * gamma, its row mean, times xhat, that row mean, two subtracts and
+    the scale by rstd; for the weights': grad * xhat summed over rows; for the bias', one sum."""
+    operand = int(op.attrs.get("operand", 0))
+    if operand == 2:
+        return eltwise(arch, "reduce_r", t, rows, cols, df)
+    stats = ["reduce_c", "subtract", "multiply", "reduce_c", "multiply"]
+    steps = stats + (["multiply", "reduce_r"] if operand == 1 else
+                     ["multiply", "reduce_c", "multiply", "reduce_c", "multiply", "subtract", "subtract", "multiply"])
+    per_row = eltwise(arch, "sqrt", t, rows, 1, df) + eltwise(arch, "reciprocal", t, rows, 1, df)
+    return sum(eltwise(arch, s, t, rows, cols, df) for s in steps) + per_row

@@ -72,13 +72,15 @@ def geometry(op: PerfOp, weights) -> Geometry:
         return _conv_geometry(op)
     if kind == K.POOL:
         return _pool_geometry(op)
-    shape = op.input_shapes[0] if kind == K.REDUCE else op.output_shape
+    # a reduction and a layernorm's weight or bias gradient work on their (first) input's tiles
+    shape = op.input_shapes[0] if kind in (K.REDUCE, K.LAYERNORM_BW) else op.output_shape
     z, rt, ct = tile_dims(shape)
     acts = 1 if kind in (K.MOVE, K.REDUCE, K.SOFTMAX, K.LAYERNORM, K.SFPU) else max(1, is_weight.count(False))
     weight_tiles = sum(tensor_tiles(s) for s, w in zip(op.input_shapes, is_weight) if w)
     narrow = op.attrs.get("part") == row_reductions.TAIL     # a row reduction's one-column tail
     return Geometry(kind, z, rt, ct, act_inputs=acts, weight_tiles=weight_tiles, out_tiles=tensor_tiles(op.output_shape),
-                    col_limit=1 if narrow else 0, t_in_core=kind in row_reductions.SPLIT_KINDS)
+                    col_limit=1 if narrow else 0,
+                    t_in_core=kind in row_reductions.SPLIT_KINDS or kind in (K.SOFTMAX_BW, K.LAYERNORM_BW))
 
 
 def _matmul_geometry(op: PerfOp, is_weight: list[bool]) -> Geometry:

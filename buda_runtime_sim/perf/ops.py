@@ -18,6 +18,7 @@ from ..formats import tile_bytes
 MATMUL, CONV, DEPTHWISE, POOL = "matmul", "conv", "depthwise", "pool"
 BINARY, MULTIPLY, SFPU, REDUCE = "binary", "multiply", "sfpu", "reduce"
 SOFTMAX, LAYERNORM, MOVE, TM = "softmax", "layernorm", "move", "tm"
+SOFTMAX_BW, LAYERNORM_BW = "softmax_bw", "layernorm_bw"
 
 OP_KINDS: dict[str, str] = {
     "Matmul": MATMUL, "SparseMatmul": MATMUL,
@@ -29,10 +30,11 @@ OP_KINDS: dict[str, str] = {
     "Multiply": MULTIPLY, "Divide": MULTIPLY,
     "Relu": SFPU, "Relu6": SFPU, "Clip": SFPU, "Gelu": SFPU, "Exp": SFPU, "Log": SFPU, "Sigmoid": SFPU,
     "Tanh": SFPU, "Sqrt": SFPU, "Reciprocal": SFPU, "Abs": SFPU, "LeakyRelu": SFPU, "Silu": SFPU,
-    "Sin": SFPU, "Cos": SFPU, "Erf": SFPU, "Pow": SFPU, "Power": SFPU, "LogicalNot": SFPU,
+    "Sin": SFPU, "Cos": SFPU, "Erf": SFPU, "Pow": SFPU, "Power": SFPU, "LogicalNot": SFPU, "GeluDerivative": SFPU,
     "ReduceSum": REDUCE, "ReduceAvg": REDUCE, "ReduceMax": REDUCE, "ReduceMin": REDUCE, "Argmax": REDUCE,
     "nn.Softmax": SOFTMAX, "Softmax": SOFTMAX, "nn.LogSoftmax": SOFTMAX, "LogSoftmax": SOFTMAX,
     "nn.Layernorm": LAYERNORM, "Layernorm": LAYERNORM,
+    "nn.SoftmaxBw": SOFTMAX_BW, "SoftmaxBw": SOFTMAX_BW, "nn.LayernormBw": LAYERNORM_BW, "LayernormBw": LAYERNORM_BW,
     "Concatenate": MOVE, "BinaryStack": MOVE, "Buffer": MOVE, "Nop": MOVE,
     # Tensor manipulations ride on the edges between ops (PyBuda applies them while data moves):
     "Transpose": TM, "Permute": TM, "Reshape": TM, "Identity": TM, "Squeeze": TM, "Unsqueeze": TM,

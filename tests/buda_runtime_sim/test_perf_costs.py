@@ -78,6 +78,25 @@ def test_softmax_is_the_sum_of_its_steps():
     assert cycles(op, WH, 1, 1, weights=())[1] == pytest.approx(steps + core_cycles.eltwise(arch, "reciprocal", 1, 1, 1, df))
 
 
+def test_backward_ops_are_the_sum_of_their_steps():
+    arch, df = core_cycles.ARCH[WH.arch], "fp16"
+    step = {s: core_cycles.eltwise(arch, s, 1, 1, 2, df) for s in ("multiply", "reduce_c", "reduce_r", "subtract")}
+    softmax_bw = PerfOp("smb", "nn.SoftmaxBw", ((32, 64), (32, 64)), (32, 64), ("y", "dy"))
+    assert cycles(softmax_bw, WH, 1, 1, weights=())[1] == pytest.approx(
+        2 * step["multiply"] + step["reduce_c"] + step["subtract"])
+
+    def layernorm_bw(operand):
+        op = PerfOp("lnb", "nn.LayernormBw", ((32, 64), (32, 64), (64,)), (32, 64) if operand == 0 else (64,),
+                    ("dy", "x", "w"), attrs={"operand": operand})
+        return cycles(op, WH, 1, 1)[1]
+
+    assert layernorm_bw(2) == pytest.approx(step["reduce_r"])          # the bias' gradient: one sum over rows
+    assert layernorm_bw(0) > layernorm_bw(1) > layernorm_bw(2)         # the input's needs the most steps
+    gelu_derivative = PerfOp("gd", "GeluDerivative", ((32, 64),), (32, 64), ("a",))
+    gelu = PerfOp("g", "Gelu", ((32, 64),), (32, 64), ("a",))
+    assert cycles(gelu_derivative, WH, 1, 1, weights=())[1] == cycles(gelu, WH, 1, 1, weights=())[1]
+
+
 @pytest.mark.parametrize("shape", [(64, 128, 96), (384, 1024, 4096), (200, 300, 70), (32, 4096, 32)])
 @pytest.mark.parametrize("board", [WH, GS])
 def test_a_bigger_grid_never_makes_a_matmul_slower(shape, board):

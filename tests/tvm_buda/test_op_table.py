@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+import tvm
 from tvm import relax
 
 import pybuda
@@ -15,6 +16,7 @@ import tvm_buda
 from buda_runtime_sim.kernels import KERNELS
 from relay_passes.channels_last_convs import CHANNELS_LAST
 from tests.helpers import assert_matches_golden
+from tvm_buda import grad_ops
 from tvm_buda.op_table import OP_TABLE
 
 op = relax.op
@@ -42,7 +44,7 @@ class Case:
 
     @property
     def name(self) -> str:
-        return self.id or self.relax_op.removeprefix("relax.")
+        return self.id or self.relax_op.removeprefix("relax.").removeprefix("tvm_buda.")
 
 
 A, B = _f(3, 33, 47), _f(3, 33, 47)
@@ -51,6 +53,16 @@ R = np.round(_f(3, 33, 47), 0)
 IMG = _f(2, 4, 11, 10)
 NHWC = _f(2, 11, 10, 4)
 EQ = np.where(RNG.random((3, 33, 47)) > 0.5, A, B)  # half the values equal to A
+
+
+SOFTMAX_1 = torch.softmax(torch.from_numpy(A), 1).numpy()
+
+
+def _layer_norm_grads(g, x, w, dim=-1):
+    """torch.autograd's (dx, dgamma) of a layer norm along `dim` (zero bias)."""
+    tx, tw = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+    out = F.layer_norm(tx.movedim(dim, -1), (x.shape[dim],), tw, torch.zeros_like(tw)).movedim(-1, dim)
+    return torch.autograd.grad(out, (tx, tw), torch.from_numpy(g))
 
 
 def _binary(name, reference, a=A, b=B):
@@ -86,6 +98,14 @@ CASES = [
     Case("relax.nn.log_softmax", lambda x: op.nn.log_softmax(x, axis=1), [A], _t(lambda x: torch.log_softmax(x, 1))),
     Case("relax.nn.layer_norm", lambda x, g, b: op.nn.layer_norm(x, g, b, axes=[-1]), [A, _f(47), _f(47)],
          _t(lambda x, g, b: F.layer_norm(x, (47,), g, b))),
+    Case(grad_ops.SOFTMAX_BW, lambda y, g: grad_ops.softmax_bw(y, g, 1), [SOFTMAX_1, B],
+         lambda y, g: y * (g - (g * y).sum(1, keepdims=True))),
+    Case(grad_ops.LAYERNORM_BW, lambda g, x, w: grad_ops.layernorm_bw(g, x, w, -1, 1e-5, 0), [B, A, _f(47)],
+         lambda g, x, w: _layer_norm_grads(g, x, w)[0].numpy()),
+    Case(grad_ops.LAYERNORM_BW, lambda g, x, w: grad_ops.layernorm_bw(g, x, w, 1, 1e-5, 1), [B, A, _f(33)],
+         lambda g, x, w: _layer_norm_grads(g, x, w, 1)[1].numpy(), "layernorm_bw_weights"),
+    Case(grad_ops.GELU_DERIVATIVE, grad_ops.gelu_derivative, [A],
+         lambda x: torch.autograd.grad(F.gelu(x := torch.from_numpy(x).requires_grad_()).sum(), x)[0].numpy()),
     Case("relax.sum", lambda x: op.sum(x, axis=[1], keepdims=True), [A], lambda x: x.sum(1, keepdims=True)),
     Case("relax.mean", lambda x: op.mean(x, axis=[-1]), [A], lambda x: x.mean(-1)),
     Case("relax.max", lambda x: op.max(x, axis=[-2]), [A], lambda x: x.max(-2)),
@@ -163,5 +183,8 @@ def test_entry_is_complete(entry):
         target = getattr(target, part)
     assert callable(target)
     assert path[-1] in KERNELS
-    assert tvm_buda.op_table.ir.Op.get(entry.relax_op) is not None
+    if entry.relax_op.startswith(grad_ops.PREFIX):   # a call_pure_packed of our function
+        assert tvm.get_global_func(entry.relax_op) is not None
+    else:
+        assert tvm_buda.op_table.ir.Op.get(entry.relax_op) is not None
     assert entry.num_args >= 1

@@ -12,7 +12,7 @@ from tvm import relax
 
 from codegen.lower import static_shape, tensor_constant
 
-from ..op_table import OPS_BY_RELAX_NAME
+from ..op_table import OPS_BY_RELAX_NAME, call_op_name
 
 WEIGHT_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_kernel")
 
@@ -117,8 +117,8 @@ def _attr_line(attrs: dict | None) -> str:
 
 def _call_meta(call: relax.Call, placement: dict | None) -> tuple[str, dict]:
     if isinstance(call.op, tvm.ir.Op):
-        name = call.op.name.removeprefix("relax.")
-        entry = OPS_BY_RELAX_NAME.get(call.op.name)
+        name = call_op_name(call).removeprefix("relax.")
+        entry = OPS_BY_RELAX_NAME.get(call_op_name(call))
         where = "host" if placement is not None else None
         return name, {"relax_op": name, "pybuda_op": entry.pybuda_op if entry else None, "attrs": _attrs(call),
                       "placement": where}

@@ -2,8 +2,10 @@
 elementwise forms importers emit before our passes rewrite them).
 
 Each rule is written in Relax ops the device has (erf, exp, where, mean, ...), so the backward
-graph stays on the device. Registered at import with `register_gradient`, at a level above
-TVM's own (none exist for these ops today).
+graph stays on the device. Layer norm, softmax and gelu use the device's own backward ops
+instead (`tvm_buda.grad_ops`: LayernormBw, SoftmaxBw, GeluDerivative): one op and one rounding
+where the elementwise chain took 4-24 of each. Registered at import with `register_gradient`, at
+a level above TVM's own (which only softmax has).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import math
 from tvm import relax
 from tvm.relax.op import register_gradient
 from tvm.relax.op.grad import no_grad
+
+from .. import grad_ops
 
 _LEVEL = 11
 
@@ -35,22 +39,19 @@ def _shape(expr):
 
 @_register("relax.nn.gelu")
 def _gelu_grad(orig_var, orig_call, output_grad, ctx):
-    """d/dx x*Phi(x) = Phi(x) + x*phi(x)."""
-    x = orig_call.args[0]
-    cdf = _const(0.5, x) * (_const(1.0, x) + relax.op.erf(x * _const(1 / math.sqrt(2), x)))
-    pdf = relax.op.exp(x * x * _const(-0.5, x)) * _const(1 / math.sqrt(2 * math.pi), x)
-    return [output_grad * (cdf + x * pdf)]
+    """dy * gelu'(x): the backend's gelu_derivative, then one multiply (as PyBuda does)."""
+    return [output_grad * grad_ops.gelu_derivative(orig_call.args[0])]
 
 
 @_register("relax.nn.gelu_tanh")
 def _gelu_tanh_grad(orig_var, orig_call, output_grad, ctx):
-    """y = 0.5 x (1 + tanh(u)), u = c (x + 0.044715 x^3)."""
-    x = orig_call.args[0]
-    c = math.sqrt(2 / math.pi)
-    t = relax.op.tanh((x + _const(0.044715, x) * x * x * x) * _const(c, x))
-    du = (_const(1.0, x) + _const(3 * 0.044715, x) * x * x) * _const(c, x)
-    dy = _const(0.5, x) * (_const(1.0, x) + t) + _const(0.5, x) * x * (_const(1.0, x) - t * t) * du
-    return [output_grad * dy]
+    return [output_grad * grad_ops.gelu_derivative(orig_call.args[0], "tanh")]
+
+
+@_register("relax.nn.softmax")
+def _softmax_grad(orig_var, orig_call, output_grad, ctx):
+    """y * (dy - sum(dy * y)) in one SoftmaxBw (TVM's own rule is four ops)."""
+    return [grad_ops.softmax_bw(orig_var, output_grad, int(orig_call.attrs.axis))]
 
 
 @_register("relax.nn.leakyrelu")
@@ -106,10 +107,13 @@ register_gradient("relax.min", _extreme_grad, level=_LEVEL)
 
 @_register("relax.nn.layer_norm")
 def _layer_norm_grad(orig_var, orig_call, output_grad, ctx):
-    """dx = rstd * (g*gamma - mean(g*gamma) - xhat * mean(g*gamma*xhat)) over the normalised axes."""
+    """dx, dgamma, dbeta: one LayernormBw each over a single axis; otherwise
+    dx = rstd * (g*gamma - mean(g*gamma) - xhat * mean(g*gamma*xhat)) over the normalised axes."""
     x, gamma, beta = orig_call.args
     axes = [int(a) for a in orig_call.attrs.axes]
     eps = float(orig_call.attrs.epsilon)
+    if len(axes) == 1:
+        return [grad_ops.layernorm_bw(output_grad, x, gamma, axes[0], eps, operand) for operand in (0, 1, 2)]
     centred = x - relax.op.mean(x, axes, keepdims=True)
     variance = relax.op.mean(centred * centred, axes, keepdims=True)
     rstd = _const(1.0, x) / relax.op.sqrt(variance + _const(eps, x))
