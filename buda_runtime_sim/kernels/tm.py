@@ -22,7 +22,12 @@ def transpose(inputs, attrs, numerics):
     dim0, dim1 = sorted(axis(attrs[name], a.ndim, name) for name in ("dim0", "dim1"))
     if (dim0, dim1) == (a.ndim - 2, a.ndim - 1):  # a tile transpose: padding moves with the data
         shape = a.shape[:-2] + (a.shape[-1], a.shape[-2])
-        return Tensor(np.ascontiguousarray(np.swapaxes(a.padded, -1, -2)), shape, a.data_format)
+        swapped = np.swapaxes(a.padded, -1, -2)
+        # An activation's transpose is a view, not a copy: its readers (mostly a weight gradient's
+        # matmul, which joins or slices its operands anyway) read it strided, and storage is never
+        # written in place. A weight's (read-only, computed once) is laid out afresh, as the slices
+        # the matmul caches from it and device images store must be.
+        return Tensor(swapped if a.padded.flags.writeable else np.ascontiguousarray(swapped), shape, a.data_format)
     return moved(a, np.swapaxes(a.logical(), dim0, dim1))
 
 

@@ -108,3 +108,21 @@ def test_identity_and_buffer_keep_values_and_format():
         out = op("i", x)
         assert out.data_format == DataFormat.Float16_b
         _eq(out, x.numpy())
+
+
+def test_tile_transpose_of_an_activation_is_a_view_of_a_weight_a_fresh_layout():
+    from buda_runtime_sim.tensor import Tensor
+
+    x = Tensor.from_array(_data(2, 40, 70))
+    out = pybuda.op.Transpose("t", x, dim0=-2, dim1=-1)
+    assert np.shares_memory(out.padded, x.padded)                 # no copy per step
+    _eq(out, np.swapaxes(x.numpy(), -1, -2))
+    assert not out.padded[..., 70:, :].any() and not out.padded[..., :, 40:].any()   # padding moved along
+    weight = Tensor.from_array(_data(40, 70))
+    weight.padded.flags.writeable = False                         # as Parameter.device_tensor holds it
+    laid_out = pybuda.op.Transpose("w", weight, dim0=0, dim1=1)
+    assert laid_out.padded.flags.c_contiguous and not np.shares_memory(laid_out.padded, weight.padded)
+    _eq(laid_out, weight.numpy().T)
+    rhs = Tensor.from_array(_data(2, 40, 8))
+    contiguous = Tensor.from_array(np.ascontiguousarray(np.swapaxes(x.numpy(), -1, -2)))
+    _eq(pybuda.op.Matmul("mm", out, rhs), pybuda.op.Matmul("mm2", contiguous, rhs).numpy())   # same bits
