@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compact_tensor import unpadded
 from ..fidelity import fidelity_matmul
-from ..tensor import Tensor, pad
+from ..float_errors import ignored
+from ..tensor import Tensor, pad, zero_padding
 from .common import OpArgumentError, broadcast_shape
 from .eltwise import binary
 from .registry import kernel
@@ -40,5 +42,17 @@ def matmul(inputs, attrs, numerics):
         bias = inputs[2]
         if broadcast_shape(shape, bias.shape, "bias") != shape:
             raise OpArgumentError("bias", f"of shape {bias.shape} does not broadcast to the product's shape {shape}")
-        product = binary(product, bias, np.add, numerics, keeps_zero=True)
+        if not (a.ndim >= 2 and b.ndim >= 2 and _adds_row(product, bias)):
+            return binary(product, bias, np.add, numerics, keeps_zero=True)
+        # The device rounds the product, then adds the bias and rounds again: binary()'s steps on
+        # a bias row, done in place on the product's storage (a new array fidelity_matmul made).
+        with ignored():
+            summed = np.add(product.padded, bias.padded[0], out=product.padded)
+        product = Tensor.from_padded(zero_padding(summed, shape), shape, numerics.output_df)
     return product
+
+
+def _adds_row(product: Tensor, bias: Tensor) -> bool:
+    """Whether the bias is a row spanning the product's last dim, held padded (as eltwise.binary
+    adds it on padded storage)."""
+    return bias.ndim == 1 and bias.shape[0] == product.shape[-1] and product.ndim >= 2 and not unpadded(bias)
