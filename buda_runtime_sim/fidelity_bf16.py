@@ -79,6 +79,8 @@ def matmul(a, b, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
 
 def _float32_route(a, b, accumulate_df, b_cache):
     """B' A' - lo(B) lo(A) as two float32 GEMMs, the second added into the first (fidelity_matmul)."""
+    import torch
+
     key = ("srca", 2, True)                 # fidelity._srca_slices' entry for HiFi3
     if b_cache is not None and key in b_cache:
         b_part, b_low = b_cache[key]
@@ -91,9 +93,14 @@ def _float32_route(a, b, accumulate_df, b_cache):
                 b_part, b_low = fidelity._srca_slices(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
             b_cache[key] = (b_part, b_low)
     minus_a_low = _low(a, _SRCB_HI, negate=True)
-    out = fidelity._gemm(a, b_part)
-    if b_low is not None and minus_a_low.any():
-        fidelity._gemm(minus_a_low, b_low, out=out)
+    if a.ndim == b_part.ndim == 2 and a.flags.writeable:   # fidelity._gemm's 2-D calls, without its checks
+        out = torch.mm(torch.from_numpy(a), b_part)
+        if b_low is not None and minus_a_low.any():
+            out.addmm_(torch.from_numpy(minus_a_low), b_low)
+    else:
+        out = fidelity._gemm(a, b_part)
+        if b_low is not None and minus_a_low.any():
+            fidelity._gemm(minus_a_low, b_low, out=out)
     return fidelity.accumulate(out.numpy(), accumulate_df)
 
 
