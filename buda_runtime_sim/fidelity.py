@@ -205,8 +205,8 @@ def _gemm(x, y, out=None):
             return torch.mm(flat, y).reshape(x.shape[:-1] + (y.shape[-1],))
         out.view(-1, y.shape[-1]).addmm_(flat, y)
         return out
-    if x.ndim == y.ndim == 3 and x.shape[0] == y.shape[0] and out is None:   # attention: batched GEMMs
-        return torch.bmm(x, y)                              # (torch.matmul's bmm, without its checks)
+    if x.ndim == y.ndim == 3 and x.shape[0] == y.shape[0]:     # attention: batched GEMMs, without
+        return torch.bmm(x, y) if out is None else out.baddbmm_(x, y)   # torch.matmul's checks or views
     if out is None:
         return torch.matmul(x, y)
     if x.ndim == y.ndim and x.shape[:-2] == y.shape[:-2] and out.is_contiguous():
