@@ -93,8 +93,8 @@ def _float32_route(a, b, accumulate_df, b_cache):
                 b_part, b_low = fidelity._srca_slices(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
             b_cache[key] = (b_part, b_low)
     minus_a_low = _low(a, _SRCB_HI, negate=True)
-    if a.ndim == b_part.ndim == 2 and a.flags.writeable:   # fidelity._gemm's 2-D calls, without its checks
-        out = torch.mm(torch.from_numpy(a), b_part)
+    if a.ndim == b_part.ndim == 2:          # fidelity._gemm's 2-D calls, without its dispatch
+        out = torch.mm(torch_view(a), b_part)
         if b_low is not None and minus_a_low.any():
             out.addmm_(torch.from_numpy(minus_a_low), b_low)
     else:
