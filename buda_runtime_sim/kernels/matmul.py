@@ -44,19 +44,15 @@ def matmul(inputs, attrs, numerics):
     if len(inputs) == 2:
         return product
     bias = inputs[2]
-    if matrices and _adds_row(shape, bias):
+    if matrices and not unpadded(bias):
         # The device rounds the product, then adds the bias and rounds again: eltwise.binary's
-        # steps for a bias row, done in place on the product's storage (a new array
-        # fidelity_matmul made), without a second dispatch, Tensor and allocation.
-        with ignored():
-            summed = np.add(product.padded, bias.padded[0], out=product.padded)
-        return Tensor.from_padded(zero_padding(summed, shape), shape, numerics.output_df)
+        # steps for a bias of the product's shape or a bias row, done in place on the product's
+        # storage (a new array fidelity_matmul made), without a second dispatch, Tensor and array.
+        full = bias.shape == shape
+        if full or (len(bias.shape) == 1 and bias.shape[0] == shape[-1]):
+            with ignored():
+                summed = np.add(product.padded, bias.padded if full else bias.padded[0], out=product.padded)
+            return Tensor.from_padded(summed if full else zero_padding(summed, shape), shape, numerics.output_df)
     if broadcast_shape(shape, bias.shape, "bias") != shape:
         raise OpArgumentError("bias", f"of shape {bias.shape} does not broadcast to the product's shape {shape}")
     return binary(product, bias, np.add, numerics, keeps_zero=True)
-
-
-def _adds_row(shape: tuple, bias: Tensor) -> bool:
-    """Whether the bias is a row spanning the product's last dim, held padded (as eltwise.binary
-    adds it on padded storage)."""
-    return len(bias.shape) == 1 and bias.shape[0] == shape[-1] and not unpadded(bias)

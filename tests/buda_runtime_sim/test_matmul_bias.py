@@ -1,6 +1,7 @@
 """Matmul's fused bias: the product rounded to the output format, then the bias added and the sum
 rounded again, exactly as a separate Add of the rounded product and the bias gives it (the kernel
-adds a bias row in place on the product's storage; anything else goes through eltwise.binary)."""
+adds a bias row or a bias of the product's shape in place on the product's storage; the rest goes through
+eltwise.binary)."""
 
 from __future__ import annotations
 
@@ -33,9 +34,12 @@ def _assert_same_storage(fused: Tensor, reference: Tensor):
 @pytest.mark.parametrize("numerics", [OpNumerics(), OpNumerics(accumulate_df=DF.Float32),
                                       OpNumerics(output_df=DF.Float32, accumulate_df=DF.Float32),
                                       OpNumerics(output_df=DF.Bfp8_b)])
-def test_fused_bias_equals_a_separate_add(shape_a, shape_b, numerics):
+@pytest.mark.parametrize("full", [False, True])
+def test_fused_bias_equals_a_separate_add(shape_a, shape_b, numerics, full):
+    """A bias row, or a bias of the product's shape (a residual the graph fused into the matmul)."""
     rng = np.random.default_rng(sum(shape_a) + sum(shape_b))
-    inputs = [_tensor(rng, shape_a), _tensor(rng, shape_b, scale=0.1), _tensor(rng, (shape_b[-1],), scale=3.0)]
+    bias_shape = shape_a[:-1] + shape_b[-1:] if full else (shape_b[-1],)
+    inputs = [_tensor(rng, shape_a), _tensor(rng, shape_b, scale=0.1), _tensor(rng, bias_shape, scale=3.0)]
     fused = kernels.get_kernel("Matmul")(inputs, {}, numerics)
     _assert_same_storage(fused, _two_steps(inputs, numerics))
     if fused.shape != tuple(fused.padded.shape):        # padding stays zero
@@ -56,10 +60,11 @@ def test_fused_bias_specials_and_overflow():
     _assert_same_storage(fused, _two_steps(inputs, OpNumerics()))
 
 
-@pytest.mark.parametrize("bias_shape", [(1,), (), (5, 24), (24,)])
+@pytest.mark.parametrize("bias_shape", [(1,), (), (5, 1), (1, 24), (24,), (5, 24)])
 def test_other_biases_take_the_elementwise_add(bias_shape):
     rng = np.random.default_rng(3)
     values = rng.standard_normal(bias_shape).astype(np.float32)
-    bias = CompactTensor(values, DF.Float16_b) if bias_shape == (24,) else Tensor.from_array(values, DF.Float16_b)
+    compact = bias_shape in ((24,), (5, 24))              # kept unpadded: eltwise.binary adds its values
+    bias = CompactTensor(values, DF.Float16_b) if compact else Tensor.from_array(values, DF.Float16_b)
     inputs = [_tensor(rng, (5, 40)), _tensor(rng, (40, 24)), bias]
     _assert_same_storage(kernels.get_kernel("Matmul")(inputs, {}, OpNumerics()), _two_steps(inputs, OpNumerics()))
