@@ -48,9 +48,13 @@ def _hardware_bf16() -> bool:
 # The route is chosen by the size of the right operand's matrix (inner dim x columns), never by
 # the rows or batch, so a batch split over chips (data parallel) takes the same route as the
 # whole batch and gives the same bits. Below this size the float32 route is faster: joining the
-# terms and converting costs tens of microseconds (measured here, one thread, HiFi3: 128x64x64
-# 53 us vs 45 us in float32; 128x64x256 70 vs 114 us; 128x768x768 1.1 ms vs 3.7 ms).
-MIN_MATRIX = 1 << 13
+# terms and converting costs tens of microseconds, and at these sizes oneDNN's bfloat16 GEMM of
+# twice the depth takes as long as the two float32 GEMMs (AMD EPYC with AVX512-BF16, one thread,
+# HiFi3 fidelity_matmul, float32 vs bfloat16 route, weight cached / not: 128x128x64 81/87 vs
+# 94/114 us; 128x128x128 126/138 vs 118/145; 128x64x256 145/154 vs 111/144; 128x256x128
+# 219/245 vs 170/219; 512 rows gain from 8,192 elements up, 32 rows lose up to 32,768; earlier
+# 128x768x768 1.1 ms vs 3.7 ms).
+MIN_MATRIX = 1 << 14
 
 
 def enabled(matrix: int | None = None) -> bool:

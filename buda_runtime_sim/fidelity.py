@@ -156,6 +156,8 @@ def _phase_terms(src_a: _Operand, src_b: _Operand, phases: int) -> list[tuple[np
 
 def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
     """Round a float32 result to the accumulation format (float32 returned)."""
+    if accumulate_df is DataFormat.Float16_b and type(values) is np.ndarray and values.dtype == np.float32:
+        return values.astype(ml_dtypes.bfloat16).astype(np.float32)      # the default, without parsing
     df = DataFormat.parse(accumulate_df)
     if df not in _ACCUMULATE_CASTS:
         raise ValueError(f"accumulate_df must be one of {[f.name for f in _ACCUMULATE_CASTS]}, got {df.name}")
@@ -193,6 +195,8 @@ def _gemm(x, y, out=None):
 
     x = x if isinstance(x, torch.Tensor) else torch_view(x)
     y = y if isinstance(y, torch.Tensor) else torch_view(y)
+    if x.ndim == y.ndim == 2:                               # the common case first (torch.matmul's mm)
+        return torch.mm(x, y) if out is None else out.addmm_(x, y)
     # Accumulating GEMMs add into `out` in BLAS (addmm/baddbmm): a separate add of a fresh product
     # costs a pass over the result and, with torch's thread pool, more than the GEMM itself.
     if y.ndim == 2 and x.ndim > 2 and x.is_contiguous():   # batch dims only on x: one 2-D GEMM
@@ -201,11 +205,11 @@ def _gemm(x, y, out=None):
             return torch.mm(flat, y).reshape(x.shape[:-1] + (y.shape[-1],))
         out.view(-1, y.shape[-1]).addmm_(flat, y)
         return out
+    if x.ndim == y.ndim == 3 and x.shape[0] == y.shape[0]:     # attention: batched GEMMs, without
+        return torch.bmm(x, y) if out is None else out.baddbmm_(x, y)   # torch.matmul's checks or views
     if out is None:
         return torch.matmul(x, y)
-    if out.ndim == x.ndim == y.ndim == 2:
-        return out.addmm_(x, y)
-    if x.ndim == y.ndim and x.shape[:-2] == y.shape[:-2] and out.is_contiguous():   # attention: batched GEMMs
+    if x.ndim == y.ndim and x.shape[:-2] == y.shape[:-2] and out.is_contiguous():
         out.view(-1, *out.shape[-2:]).baddbmm_(x.reshape(-1, *x.shape[-2:]), y.reshape(-1, *y.shape[-2:]))
         return out
     return out.add_(torch.matmul(x, y))

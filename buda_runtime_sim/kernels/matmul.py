@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compact_tensor import unpadded
 from ..fidelity import fidelity_matmul
-from ..tensor import Tensor, pad
+from ..float_errors import ignored
+from ..tensor import Tensor, pad, zero_padding
 from .common import OpArgumentError, broadcast_shape
 from .eltwise import binary
 from .registry import kernel
@@ -22,23 +24,35 @@ def matmul_with_fidelity(a: np.ndarray, b: np.ndarray, numerics, a_format=None, 
 @kernel("Matmul")
 def matmul(inputs, attrs, numerics):
     a, b = inputs[0], inputs[1]
-    inner_a = a.shape[-1] if a.ndim else 1
-    inner_b = (b.shape[-2] if b.ndim >= 2 else b.shape[0]) if b.ndim else 1
-    if a.ndim == 0 or b.ndim == 0 or inner_a != inner_b:
-        raise OpArgumentError("operandB", f"of shape {b.shape} cannot multiply operandA of shape {a.shape}")
-    if a.ndim >= 2 and b.ndim >= 2:
+    a_shape, b_shape = a.shape, b.shape
+    a_ndim, b_ndim = len(a_shape), len(b_shape)
+    inner_a = a_shape[-1] if a_ndim else 1
+    inner_b = (b_shape[-2] if b_ndim >= 2 else b_shape[0]) if b_ndim else 1
+    if a_ndim == 0 or b_ndim == 0 or inner_a != inner_b:
+        raise OpArgumentError("operandB", f"of shape {b_shape} cannot multiply operandA of shape {a_shape}")
+    matrices = a_ndim >= 2 and b_ndim >= 2
+    if matrices:
         # Padding is zero in both inner dims, so the padded product equals the logical one.
-        batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        batch = broadcast_shape(a_shape[:-2], b_shape[:-2])
         # b.storage(): a weight the bfloat16 route takes from its cached terms is never widened
         out = matmul_with_fidelity(a.padded, b.storage(), numerics, a.data_format, b.data_format, b.derived())
-        shape = batch + (a.shape[-2], b.shape[-1])
+        shape = batch + (a_shape[-2], b_shape[-1])
     else:
         values = matmul_with_fidelity(a.logical(), b.logical(), numerics, a.data_format, b.data_format)
         shape, out = values.shape, pad(values)
     product = Tensor.from_padded(out, shape, numerics.output_df, held_in=numerics.accumulate_df)
-    if len(inputs) > 2:
-        bias = inputs[2]
-        if broadcast_shape(shape, bias.shape, "bias") != shape:
-            raise OpArgumentError("bias", f"of shape {bias.shape} does not broadcast to the product's shape {shape}")
-        product = binary(product, bias, np.add, numerics, keeps_zero=True)
-    return product
+    if len(inputs) == 2:
+        return product
+    bias = inputs[2]
+    if matrices and not unpadded(bias):
+        # The device rounds the product, then adds the bias and rounds again: eltwise.binary's
+        # steps for a bias of the product's shape or a bias row, done in place on the product's
+        # storage (a new array fidelity_matmul made), without a second dispatch, Tensor and array.
+        full = bias.shape == shape
+        if full or (len(bias.shape) == 1 and bias.shape[0] == shape[-1]):
+            with ignored():
+                summed = np.add(product.padded, bias.padded if full else bias.padded[0], out=product.padded)
+            return Tensor.from_padded(summed if full else zero_padding(summed, shape), shape, numerics.output_df)
+    if broadcast_shape(shape, bias.shape, "bias") != shape:
+        raise OpArgumentError("bias", f"of shape {bias.shape} does not broadcast to the product's shape {shape}")
+    return binary(product, bias, np.add, numerics, keeps_zero=True)

@@ -77,6 +77,25 @@ def test_matmul_same_bits(monkeypatch, route, shape_a, shape_b, weight):
 
 
 @pytest.mark.parametrize("route", ["0", "1"])
+@pytest.mark.parametrize("layout", ["transposed", "broadcast", "sliced", "flipped", "read-only"])
+def test_matmul_left_operand_views(monkeypatch, route, layout):
+    """Left operands as views of any strides (negative included) and read-only arrays: both routes
+    read them where they are."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(11)
+    base = _bf16_values(rng, (128, 96))
+    read_only = base.copy()
+    read_only.flags.writeable = False
+    a = {"transposed": base.T, "broadcast": np.broadcast_to(base[:1], (64, 96)), "sliced": base[::2, 1:65],
+         "flipped": base[::-1, ::-1], "read-only": read_only}[layout]
+    b = _bf16_values(rng, (a.shape[-1], 160), 3.0)
+    fast = fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16)
+    assert fidelity_bf16.matmul(a, b, BF16, None) is not None
+    _assert_same_bits(fast, _general(monkeypatch, lambda: fidelity_matmul(a, b, MF.HiFi3, BF16,
+                                                                          a_format=BF16, b_format=BF16)))
+
+
+@pytest.mark.parametrize("route", ["0", "1"])
 @pytest.mark.parametrize("shape_a, shape_b", [((128, 64), (64, 64)), ((64, 128), (128, 96))])
 @pytest.mark.parametrize("where", ["a", "b", "both"])
 def test_matmul_specials_take_the_general_path(monkeypatch, route, shape_a, shape_b, where):
