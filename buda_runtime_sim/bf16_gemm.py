@@ -61,14 +61,23 @@ def enabled(matrix: int | None = None) -> bool:
     """Whether a product whose right operand is a `matrix`-element matrix (inner dim x columns) takes
     the bfloat16 route in this process (TVM_BUDA_BF16_GEMM: "1" always; "auto" where the CPU
     multiplies bfloat16 and the matrix is large enough to gain; None asks about the route at all)."""
-    setting = BF16_GEMM.get().lower()
+    mode = _mode(BF16_GEMM.get())       # read every call (tests set it), parsed once per value
+    if mode != "auto":
+        return mode == "on"
+    return _hardware_bf16() and (matrix is None or matrix >= MIN_MATRIX)
+
+
+@functools.lru_cache(maxsize=16)
+def _mode(setting: str) -> str:
+    """TVM_BUDA_BF16_GEMM's value as "on", "off" or "auto" (every matmul asks: ~6 us unparsed)."""
+    setting = setting.lower()
     if setting in ("0", "off", "false"):
-        return False
+        return "off"
     if setting in ("1", "on", "true"):
-        return True
+        return "on"
     if setting != "auto":
         raise ValueError(f"environment variable {BF16_GEMM.name}={setting!r} must be auto, 0 or 1: {BF16_GEMM.doc}")
-    return _hardware_bf16() and (matrix is None or matrix >= MIN_MATRIX)
+    return "auto"
 
 
 def holds_bf16(values: np.ndarray) -> bool:

@@ -66,4 +66,7 @@ class MathFidelity(_JsonEnum):
     @property
     def phases(self) -> int:
         """Number of fidelity phases (passes through the multiplier)."""
-        return {MathFidelity.LoFi: 1, MathFidelity.HiFi2: 2, MathFidelity.HiFi3: 3, MathFidelity.HiFi4: 4}[self]
+        return _PHASES[self]
+
+
+_PHASES = {MathFidelity.LoFi: 1, MathFidelity.HiFi2: 2, MathFidelity.HiFi3: 3, MathFidelity.HiFi4: 4}

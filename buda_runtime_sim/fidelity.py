@@ -131,6 +131,8 @@ class _Operand:
 
 
 def _phases(fidelity) -> int:
+    if type(fidelity) is MathFidelity and fidelity is not MathFidelity.Invalid:
+        return fidelity.phases
     fidelity = MathFidelity.parse(fidelity)
     if fidelity == MathFidelity.Invalid:
         raise ValueError("math fidelity Invalid has no phases")
@@ -327,7 +329,9 @@ def operand_fits_bf16(x, role: str, fidelity, data_format: DataFormat | None = N
 def takes_bf16_route(accumulate_df, matrix: int) -> bool:
     """Whether a product accumulated in `accumulate_df`, whose right operand is a `matrix`-element
     matrix, runs as a bfloat16 GEMM in this process (where its slices fit bfloat16)."""
-    return DataFormat.parse(accumulate_df) == DataFormat.Float16_b and bf16_gemm.enabled(matrix)
+    if accumulate_df is not DataFormat.Float16_b and DataFormat.parse(accumulate_df) != DataFormat.Float16_b:
+        return False
+    return bf16_gemm.enabled(matrix)
 
 
 def _matrix_size(b_shape: tuple) -> int:
