@@ -111,3 +111,26 @@ X = np.ones((2, 8, 16), np.float32)
 def test_misuse_names_op_and_argument(call, prefix):
     with pytest.raises(OpArgumentError, match="^" + prefix):
         call()
+
+
+def test_input_and_weight_gradients_share_one_computation_only_for_the_same_tensors():
+    """The first of a dx/dgamma pair keeps the other gradient for the next call on the same tensors
+    (nn_grad._kept): the kept values are a fresh call's bits, and other tensors never see them."""
+    from buda_runtime_sim.kernels import nn_grad
+    from buda_runtime_sim.tensor import Tensor
+
+    g, x, w = (Tensor.from_array(_data(*s), DataFormat.Float16_b) for s in ((4, 32, 64), (4, 32, 64), (64,)))
+    fresh = {op: layernorm_bw_values(g.numpy(), x.numpy(), w.numpy(), -1, 1e-12, op) for op in (0, 1)}
+
+    def call(op, tensors=(g, x, w)):
+        return pybuda.op.nn.LayernormBw(f"ln_bw_{op}", *tensors, dim=-1, epsilon=1e-12, operand=op)
+
+    for first, second in ((0, 1), (1, 0)):
+        assert np.array_equal(call(first).numpy(), _bf16(fresh[first]))
+        assert nn_grad._kept.entry is not None
+        assert np.array_equal(call(second).numpy(), _bf16(fresh[second]))   # taken from the kept entry
+        assert nn_grad._kept.entry is None
+    call(0)
+    other_x = Tensor.from_array(_data(4, 32, 64), DataFormat.Float16_b)      # not the kept pair's tensors
+    want = layernorm_bw_values(g.numpy(), other_x.numpy(), w.numpy(), -1, 1e-12, 1)
+    assert np.array_equal(call(1, (g, other_x, w)).numpy(), _bf16(want))
