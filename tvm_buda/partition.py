@@ -16,6 +16,7 @@ from tvm.relax.dpl import CallPattern, ExprPattern, ExternFuncPattern, TupleGetI
 from tvm.relax.transform import PatternCheckContext
 
 from .fallback import DataflowGraph, forced_host_ops, where
+from .merge_programs import merge_adjacent_programs
 from .op_composites import composite_patterns
 from .op_table import OP_TABLE, call_op_name, supported_on_device
 from .packed_calls import HidePackedFunctions, RestorePackedCalls
@@ -151,6 +152,7 @@ def partition_for_buda(mod: tvm.IRModule, config=None) -> tvm.IRModule:
             HidePackedFunctions(),
             relax.transform.MergeCompositeFunctions(),
             RestorePackedCalls(),
+            merge_adjacent_programs,
         ],
         name="partition_for_buda",
     )

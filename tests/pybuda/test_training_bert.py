@@ -52,8 +52,12 @@ def test_bert_classifier_trains_like_pytorch(name):
     assert moved > 1e-3  # the torch module holds trained weights
     # PyTorch's safe-softmax guard runs on the device: the forward is one device program after the
     # embedding lookups (the guard's int8 form would add a host max and a program per layer)
-    forward = training._session.devices[0].trainers[0].model.forward_model
+    model = training._session.devices[0].trainers[0].model
+    forward, backward = model.forward_model, model.backward_model
     assert forward.num_device_subgraphs == 1 and "max" not in forward.cpu_ops(), forward.summary
+    # the backward's device functions run as two programs, split only by the host's gradient
+    # scatter for the pooler's token select (merge_programs.py)
+    assert backward.num_device_subgraphs == 2, backward.summary
 
 
 @pytest.mark.slow
