@@ -105,10 +105,15 @@ def consteval_key(op_type: str, name: str, attrs: str, numerics, inputs: list) -
 def _consteval_slot(op_type: str, name: str, inputs: list, attrs: dict, numerics):
     """(cache, key) for an op computed from weights only (a transposed weight, a reshaped bias):
     like PyBuda's consteval, it runs once and is reused until a parameter changes."""
-    params = [x for x in inputs if isinstance(x, Parameter)]
-    if not params or not all(isinstance(x, (Parameter, Constant)) for x in inputs):
+    first = None
+    for x in inputs:   # (every op with a weight or scalar operand asks: a plain loop)
+        if isinstance(x, Parameter):
+            first = x if first is None else first
+        elif not isinstance(x, Constant):
+            return None, None
+    if first is None:
         return None, None
-    return params[0].consteval, consteval_key(op_type, name, repr(sorted(attrs.items())), numerics, inputs)
+    return first.consteval, consteval_key(op_type, name, repr(sorted(attrs.items())), numerics, inputs)
 
 
 def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) -> Tensor:

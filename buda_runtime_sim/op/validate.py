@@ -49,7 +49,7 @@ class Args:
         return value
 
     def ints(self, argument: str, value, lengths=None, minimum: int | None = None) -> tuple[int, ...]:
-        if type(value) is tuple and minimum is None and all(type(v) is int for v in value):
+        if type(value) is tuple and minimum is None and _plain_ints(value):
             values = value   # the common case (generated code passes tuples of ints)
         else:
             if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
@@ -78,3 +78,12 @@ class Args:
         if any(d < -1 or d == 0 for d in values) or values.count(-1) > 1:
             self.fail(argument, f"must have positive dims (one may be -1), got {values}")
         return values
+
+
+def _plain_ints(values: tuple) -> bool:
+    """Every value an int (not a bool or numpy integer): a loop, ~3x faster than all() over a
+    generator for the short shapes every Reshape and Transpose passes."""
+    for v in values:
+        if type(v) is not int:
+            return False
+    return True
