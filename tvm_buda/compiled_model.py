@@ -87,12 +87,13 @@ class CompiledModel:
         """Current weights, by their name in the compiled graph."""
         return {name: self.imported.params[name] for name in self.weight_names}
 
-    def update_parameters(self, values: dict, shared_copies: dict | None = None) -> None:
+    def update_parameters(self, values: dict, shared_copies: dict | None = None, vm_ready_values: bool = False) -> None:
         """Replace weights by name, on the host side and in every generated module that holds them.
 
         shared_copies: a dict the caller passes to several models given the same `values` (a
         training model's forward and backward): each weight's device copies are converted once for
-        all of them (Parameter.set_value)."""
+        all of them (Parameter.set_value). vm_ready_values: the caller made every array vm_ready
+        (a training step's weights), so TVM is handed them without checking each again."""
         unknown = sorted(set(values) - set(self.weight_names))
         if unknown:
             raise KeyError(f"{self.name}: no parameter(s) {unknown}; parameters are {self.weight_names}")
@@ -110,8 +111,9 @@ class CompiledModel:
             for name, array in arrays.items():
                 self.imported.params[name] = array.astype(self.imported.params[name].dtype, copy=False)
             index = {n: i for i, n in enumerate(self.weight_names)}
+            to_vm = _ready_vm_tensor if vm_ready_values else _vm_tensor
             for name in arrays:  # only the changed weights (training updates every step)
-                self._weights[index[name]] = _vm_tensor(self.imported.params[name])
+                self._weights[index[name]] = to_vm(self.imported.params[name])
             for subgraph, _ in self.subgraphs:
                 mine = [(local, arrays[source]) for kind, local, source in subgraph.arg_roles
                         if kind == "parameter" and source in arrays]
@@ -184,6 +186,14 @@ def _vm_tensor(array: np.ndarray):
         return tvm.runtime.from_dlpack(array)
     except Exception:  # noqa: BLE001 - dtypes DLPack cannot carry are copied by TVM
         return tvm.runtime.tensor(array)
+
+
+def _ready_vm_tensor(array: np.ndarray):
+    """_vm_tensor for an array already vm_ready (its alignment check costs ~2 us: numpy's ctypes)."""
+    try:
+        return tvm.runtime.from_dlpack(array)
+    except Exception:  # noqa: BLE001 - not what the caller promised after all: the checked path
+        return _vm_tensor(array)
 
 
 def aligned_copy(array: np.ndarray) -> np.ndarray:

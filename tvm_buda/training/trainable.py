@@ -78,11 +78,11 @@ class TrainableModel:
         # float32 weights in memory TVM takes as it is: both models' VMs then share them uncopied
         values = {k: _shareable(to_numpy(v)) for k, v in values.items()}
         shared = {}   # id(array) -> (device copies, the array: kept alive so ids stay unique)
-        self.forward_model.update_parameters(values, shared)
+        self.forward_model.update_parameters(values, shared, vm_ready_values=True)
         backward_values = {k: v for k, v in values.items()
                            if self.backward_model is not None and k in self.backward_model.weight_names}
         if backward_values:
-            self.backward_model.update_parameters(backward_values, shared)
+            self.backward_model.update_parameters(backward_values, shared, vm_ready_values=True)
 
     def perf_reports(self, device_config=None):
         return [self.forward_model.perf_report(device_config), self.backward_model.perf_report(device_config)]
