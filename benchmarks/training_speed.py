@@ -102,10 +102,10 @@ def main(argv=None) -> int:
     ratio = sim / native
     print(describe(args))
     print(f"compile (forward + backward graphs): {compile_seconds:.1f} s")
-    print(f"training step: simulated {1e3 * sim:.1f} ms, PyTorch {1e3 * native:.1f} ms, ratio {ratio:.1f}x "
-          f"(target <= {TARGET_RATIO:g}x{'' if ratio <= TARGET_RATIO else f', missed by {ratio / TARGET_RATIO:.1f}x'})")
+    print(f"training step: simulated {1e3 * sim:.1f} ms, PyTorch {1e3 * native:.1f} ms, ratio {ratio:.2f}x "
+          f"(target <= {TARGET_RATIO:g}x{'' if ratio <= TARGET_RATIO else f', missed by {100 * (ratio / TARGET_RATIO - 1):.0f}%'})")
     print(f"CPU time (steadier on a loaded machine): simulated {1e3 * sim_c:.1f} ms, PyTorch {1e3 * native_c:.1f} ms, "
-          f"ratio {sim_c / native_c:.1f}x")
+          f"ratio {sim_c / native_c:.2f}x")
     print(f"losses over {total} steps: largest relative difference {100 * diff:.2f}%")
     return 0
 
