@@ -17,7 +17,7 @@ import numpy as np
 import tvm
 import tvm_ffi
 
-from buda_runtime_sim import context, env, float_errors
+from buda_runtime_sim import bf16_gemm, context, env, float_errors
 from buda_runtime_sim.tensor import Tensor
 from codegen import GeneratedFiles, LoadedModule
 
@@ -67,7 +67,9 @@ class DeviceSubgraph:
             self._loaded = LoadedModule(self.files, self.preloaded)
 
     def __call__(self, *args) -> None:
-        with float_errors.ignored():   # once for the whole program: the kernels' own blocks are then free
+        # once for the whole program: the kernels' own error-state blocks are then free, and the
+        # bfloat16 GEMM setting is read from the environment once, not per matmul
+        with float_errors.ignored(), bf16_gemm.setting_fixed():
             self._run(*args)
 
     def _run(self, *args) -> None:

@@ -150,3 +150,20 @@ def test_route_does_not_depend_on_rows_or_batch(monkeypatch):
     halves = [fidelity_matmul(part, b, MF.HiFi3, DF.Float16_b, a_format=DF.Float16_b, b_format=DF.Float16_b)
               for part in (a[:4], a[4:])]
     np.testing.assert_array_equal(whole, np.concatenate(halves))
+
+
+def test_setting_fixed_reads_the_environment_once_per_block(monkeypatch):
+    """A device program reads TVM_BUDA_BF16_GEMM once, at its start (bf16_gemm.setting_fixed);
+    outside such a block every call reads it."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "1")
+    with bf16_gemm.setting_fixed():
+        monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "0")
+        assert bf16_gemm.enabled(16)                  # the value at the block's start
+        with bf16_gemm.setting_fixed():               # a nested block takes the environment now
+            assert not bf16_gemm.enabled(16)
+        assert bf16_gemm.enabled(16)                  # and gives the outer block its value back
+    assert not bf16_gemm.enabled(16)                  # outside: read every call
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "sometimes")
+    with pytest.raises(ValueError, match="TVM_BUDA_BF16_GEMM"):
+        with bf16_gemm.setting_fixed():
+            pass
