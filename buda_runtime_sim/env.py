@@ -48,7 +48,8 @@ BF16_GEMM = EnvVar(
     "TVM_BUDA_BF16_GEMM", "auto",
     "auto: matmuls and convolutions whose operand slices all fit bfloat16 and whose accumulation is "
     "Float16_b run as bfloat16 GEMMs where the CPU multiplies bfloat16 natively (same results, faster); "
-    "0: always float32; 1: always bfloat16 where exact (buda_runtime_sim/bf16_gemm.py)",
+    "0: always float32; 1: always bfloat16 where exact (buda_runtime_sim/bf16_gemm.py); a device program "
+    "reads it when it starts",
 )
 
 TTI_BACKEND_FORMAT = EnvVar(
