@@ -232,7 +232,7 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
         if out is not None:
             return out
     src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)
-    if takes_bf16_route(accumulate_df, _matrix_size(src_a.shape)):
+    if takes_bf16_route(accumulate_df, _matrix_size(src_a.shape), len(src_a.shape) > 2):
         out = _bf16_matmul(src_b, src_a, phases, b_cache)
         if out is not None:
             return out
@@ -326,12 +326,13 @@ def operand_fits_bf16(x, role: str, fidelity, data_format: DataFormat | None = N
     return _fits_bf16(_Operand(x, data_format), _TF32 if role == "srcb" else _SRCA_FULL)
 
 
-def takes_bf16_route(accumulate_df, matrix: int) -> bool:
+def takes_bf16_route(accumulate_df, matrix: int, batched: bool = False) -> bool:
     """Whether a product accumulated in `accumulate_df`, whose right operand is a `matrix`-element
-    matrix, runs as a bfloat16 GEMM in this process (where its slices fit bfloat16)."""
+    matrix (`batched`: with batch dims), runs as a bfloat16 GEMM in this process (where its slices
+    fit bfloat16)."""
     if accumulate_df is not DataFormat.Float16_b and DataFormat.parse(accumulate_df) != DataFormat.Float16_b:
         return False
-    return bf16_gemm.enabled(matrix)
+    return bf16_gemm.enabled(matrix, batched)
 
 
 def _matrix_size(b_shape: tuple) -> int:

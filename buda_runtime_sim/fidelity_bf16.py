@@ -70,7 +70,7 @@ def matmul(a, b, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
     b_shape = np.shape(b)
     if a.ndim < 2 or len(b_shape) < 2:
         return None
-    if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b_shape)):
+    if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b_shape), len(b_shape) > 2):
         out = _bf16_route(a, b, b_cache)
     else:
         out = _float32_route(a, b, accumulate_df, b_cache)

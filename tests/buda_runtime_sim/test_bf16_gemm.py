@@ -136,6 +136,8 @@ def test_auto_route_on_bf16_hardware_for_matrices_large_enough(monkeypatch):
     hardware = bf16_gemm._hardware_bf16()
     assert bf16_gemm.enabled(bf16_gemm.MIN_MATRIX) == hardware
     assert not bf16_gemm.enabled(bf16_gemm.MIN_MATRIX - 1)     # small: float32 is faster
+    assert bf16_gemm.enabled(bf16_gemm.MIN_BATCHED_MATRIX, batched=True) == hardware   # attention's
+    assert not bf16_gemm.enabled(bf16_gemm.MIN_BATCHED_MATRIX - 1, batched=True)
     monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "1")
     assert bf16_gemm.enabled(1)
 
