@@ -79,8 +79,6 @@ def matmul(a, b, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
 
 def _float32_route(a, b, accumulate_df, b_cache):
     """B' A' - lo(B) lo(A) as two float32 GEMMs, the second added into the first (fidelity_matmul)."""
-    import torch
-
     key = ("srca", 2, True)                 # fidelity._srca_slices' entry for HiFi3
     if b_cache is not None and key in b_cache:
         b_part, b_low = b_cache[key]
@@ -93,14 +91,9 @@ def _float32_route(a, b, accumulate_df, b_cache):
                 b_part, b_low = fidelity._srca_slices(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
             b_cache[key] = (b_part, b_low)
     minus_a_low = _low(a, _SRCB_HI, negate=True)
-    if a.ndim == b_part.ndim == 2:          # fidelity._gemm's 2-D calls, without its dispatch
-        out = torch.mm(torch_view(a), b_part)
-        if b_low is not None and minus_a_low.any():
-            out.addmm_(torch.from_numpy(minus_a_low), b_low)
-    else:
-        out = fidelity._gemm(a, b_part)
-        if b_low is not None and minus_a_low.any():
-            fidelity._gemm(minus_a_low, b_low, out=out)
+    out = fidelity._gemm(a, b_part)
+    if b_low is not None and minus_a_low.any():
+        fidelity._gemm(minus_a_low, b_low, out=out)
     return fidelity.accumulate(out.numpy(), accumulate_df)
 
 
@@ -114,17 +107,18 @@ def _bf16_route(a, b, b_cache):
             return None
     else:
         b = np.asarray(b, dtype=np.float32)
-        if not _low(b, _SRCA_HI, negate=False).any() or (b_cache is not None and not _finite(b)):
+        b_low = _low(b, _SRCA_HI, negate=False)
+        if not b_low.any() or (b_cache is not None and not _finite(b)):
             return None                      # the general path joins (and keeps) these
-        right = _joined_bf16(b, _SRCA_HI, negate=False, axis=-2)
+        right = _joined_bf16(b, b_low, axis=-2)
         if b_cache is not None:
             b_cache[key] = (right, 2)
-    return bf16_gemm.matmul(_joined_bf16(a, _SRCB_HI, negate=True, axis=-1), right)
+    return bf16_gemm.matmul(_joined_bf16(a, _low(a, _SRCB_HI, negate=True), axis=-1), right)
 
 
-def _joined_bf16(full: np.ndarray, mask: np.uint32, negate: bool, axis: int):
-    """[full | low] along `axis` (-1 or -2), low = `_low(full, mask, negate)` cut straight into its
-    half, as a contiguous bfloat16 torch tensor like bf16_gemm.side_by_side's. Every value is a
+def _joined_bf16(full: np.ndarray, low: np.ndarray, axis: int):
+    """[full | low] along `axis` (-1 or -2), `low` the operand's low slice (`_low`), as a contiguous
+    bfloat16 torch tensor like bf16_gemm.side_by_side's. Every value is a
     finite bfloat16 value (a NaN would differ in its payload, but a NaN operand makes the result
     NaN, and the caller then runs the general path), so its bfloat16 bits are the high half of its
     float32 word. Along the rows (-1) those halves are shifted straight into a 16-bit buffer (4-12 us
@@ -138,14 +132,9 @@ def _joined_bf16(full: np.ndarray, mask: np.uint32, negate: bool, axis: int):
     if axis == -1:
         out = np.empty(shape, np.uint16)
         np.right_shift(full.view(np.uint32), 16, out=out[..., :width], casting="unsafe")
-        np.right_shift(_low(full, mask, negate).view(np.uint32), 16, out=out[..., width:], casting="unsafe")
+        np.right_shift(low.view(np.uint32), 16, out=out[..., width:], casting="unsafe")
         return torch.from_numpy(out).view(torch.bfloat16)
     out = np.empty(shape, np.float32)
-    first, second = out[..., :width, :], out[..., width:, :]
-    first[...] = full
-    np.bitwise_and(full.view(np.uint32), mask, out=second.view(np.uint32))
-    if negate:
-        np.subtract(second, full, out=second)
-    else:
-        np.subtract(full, second, out=second)
+    out[..., :width, :] = full
+    out[..., width:, :] = low
     return torch.from_numpy(out).to(torch.bfloat16)

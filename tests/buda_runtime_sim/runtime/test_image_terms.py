@@ -48,8 +48,8 @@ def _weight_joins(monkeypatch) -> list:
     joins, join, fast_join = [], bf16_gemm.side_by_side, fidelity_bf16._joined_bf16
     monkeypatch.setattr(bf16_gemm, "side_by_side", lambda parts, axis: (joins.append(axis) if axis == -2 else None)
                         or join(parts, axis))
-    monkeypatch.setattr(fidelity_bf16, "_joined_bf16", lambda full, mask, negate, axis: (
-        joins.append(axis) if axis == -2 else None) or fast_join(full, mask, negate, axis))
+    monkeypatch.setattr(fidelity_bf16, "_joined_bf16", lambda full, low, axis: (
+        joins.append(axis) if axis == -2 else None) or fast_join(full, low, axis))
     return joins
 
 
