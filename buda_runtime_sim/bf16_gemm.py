@@ -66,7 +66,8 @@ MIN_BATCHED_MATRIX = 1 << 13
 def enabled(matrix: int | None = None, batched: bool = False) -> bool:
     """Whether a product whose right operand is a `matrix`-element matrix (inner dim x columns) takes
     the bfloat16 route in this process (TVM_BUDA_BF16_GEMM: "1" always; "auto" where the CPU
-    multiplies bfloat16 and the matrix is large enough to gain; None asks about the route at all)."""
+    multiplies bfloat16 and the matrix is large enough to gain, `batched` right operands from a
+    smaller size; None asks about the route at all)."""
     mode = getattr(_fixed, "mode", None) or _mode(BF16_GEMM.get())   # (parsed once per value)
     if mode != "auto":
         return mode == "on"

@@ -20,6 +20,7 @@ from .formats import holds_exactly, quantize
 from .lazy_storage import LazyStorageTensor
 from .tensor import Tensor, pad, storage_shape
 
+
 class CompactTensor(LazyStorageTensor):
     """A Tensor made from its logical float32 `values`; the padded storage is made on first read."""
 
@@ -35,16 +36,11 @@ class CompactTensor(LazyStorageTensor):
     def make_storage(self) -> np.ndarray:
         return pad(self._values)
 
-    @property
-    def padded_yet(self) -> bool:
-        """Whether the padded storage has been made (something read it)."""
-        return self.storage_made
-
     def logical(self) -> np.ndarray:
         return self._values
 
     def derived(self) -> dict | None:
-        return super().derived() if self.padded_yet else None     # fresh storage is writable: no cache
+        return super().derived() if self.storage_made else None     # fresh storage is writable: no cache
 
 
 def compact_or_padded(values: np.ndarray, data_format) -> Tensor:
@@ -58,7 +54,7 @@ def compact_or_padded(values: np.ndarray, data_format) -> Tensor:
 def unpadded(t: Tensor) -> bool:
     """Whether `t` is a compact tensor whose storage is not made yet: an elementwise kernel then
     computes on its values (and keeps its own result compact) instead of making that storage."""
-    return type(t) is CompactTensor and not t.padded_yet
+    return type(t) is CompactTensor and not t.storage_made
 
 
 def rounded_compact(values: np.ndarray, data_format, held_in=None) -> Tensor:

@@ -16,30 +16,23 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
-CODEGEN = "buda"
+from .codegen_pass import buda_functions
 
 
-def _device_callee(mod: tvm.IRModule, value):
-    """The device function a binding's value calls, else None."""
-    if not (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.GlobalVar)):
-        return None
-    func = mod[value.op]
-    attrs = func.attrs
-    return func if attrs is not None and attrs.get("Codegen") == CODEGEN else None
+def _mergeable(value, device: dict) -> bool:
+    """A call of a device function whose arguments are tensors of `main` or constants (which stay
+    arguments of the merged function)."""
+    return (isinstance(value, relax.Call) and value.op in device
+            and all(isinstance(a, (relax.Var, tvm.ir.Constant)) for a in value.args))
 
 
-def _mergeable_args(call) -> bool:
-    """Tensors of `main` and constants (which stay arguments of the merged function)."""
-    return all(isinstance(a, (relax.Var, tvm.ir.Constant)) for a in call.args)
-
-
-def _runs(mod: tvm.IRModule, bindings) -> list[list[int]]:
+def _runs(device: dict, bindings) -> list[list[int]]:
     """Indices of the device calls in each run of two or more mergeable calls."""
     runs, current, produced = [], [], set()
     for i, binding in enumerate(bindings):
         value = binding.value
-        callee = _device_callee(mod, value)
-        if callee is not None and _mergeable_args(value) and not any(a in produced for a in value.args):
+        mergeable = _mergeable(value, device)
+        if mergeable and not any(a in produced for a in value.args):
             current.append(i)
             produced.add(binding.var)
             continue
@@ -47,9 +40,7 @@ def _runs(mod: tvm.IRModule, bindings) -> list[list[int]]:
             produced.add(binding.var)             # an output of the run, read after it
             continue
         runs.append(current)
-        current, produced = [], set()
-        if callee is not None and _mergeable_args(value):
-            current, produced = [i], {binding.var}
+        current, produced = ([i], {binding.var}) if mergeable else ([], set())
     runs.append(current)
     return [r for r in runs if len(r) > 1]
 
@@ -98,11 +89,11 @@ def merge_adjacent_programs(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
     main = mod["main"]
     if not isinstance(main.body, relax.SeqExpr):
         return mod
-    builder, blocks, dropped = relax.BlockBuilder(mod), [], set()
+    builder, blocks, dropped, device = relax.BlockBuilder(mod), [], set(), buda_functions(mod)
     for block in main.body.blocks:
         bindings = list(block.bindings)
         replace = {}
-        for run in _runs(mod, bindings):
+        for run in _runs(device, bindings):
             calls = [bindings[i] for i in run]
             replace.update({i: [] for i in run[1:]})
             replace[run[0]] = _merge_run(builder, mod, calls)

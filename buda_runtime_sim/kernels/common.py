@@ -11,7 +11,7 @@ import numpy as np
 
 from ..compact_tensor import compact_or_padded
 from ..formats import quantize
-from ..tensor import Tensor, pad
+from ..tensor import Tensor
 
 
 class OpArgumentError(ValueError):

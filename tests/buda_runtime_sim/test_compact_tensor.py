@@ -17,11 +17,11 @@ from buda_runtime_sim.tensor import Tensor, pad
 def test_storage_is_made_on_first_read_and_is_what_pad_gives(shape):
     values = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     tensor = compact_or_padded(values, DataFormat.Float16_b)
-    assert isinstance(tensor, CompactTensor) and not tensor.padded_yet
-    assert tensor.logical() is values and tensor.derived() is None and not tensor.padded_yet
-    assert np.array_equal(tensor.numpy(), values) and not tensor.padded_yet
+    assert isinstance(tensor, CompactTensor) and not tensor.storage_made
+    assert tensor.logical() is values and tensor.derived() is None and not tensor.storage_made
+    assert np.array_equal(tensor.numpy(), values) and not tensor.storage_made
     storage = tensor.padded
-    assert tensor.padded_yet and tensor.padded is storage
+    assert tensor.storage_made and tensor.padded is storage
     np.testing.assert_array_equal(storage, pad(values))
     np.testing.assert_array_equal(Tensor(storage, shape).logical(), values)
 

@@ -117,8 +117,8 @@ def _attr_line(attrs: dict | None) -> str:
 
 def _call_meta(call: relax.Call, placement: dict | None) -> tuple[str, dict]:
     if isinstance(call.op, tvm.ir.Op):
-        name = call_op_name(call).removeprefix("relax.")
-        entry = OPS_BY_RELAX_NAME.get(call_op_name(call))
+        key = call_op_name(call)
+        name, entry = key.removeprefix("relax."), OPS_BY_RELAX_NAME.get(key)
         where = "host" if placement is not None else None
         return name, {"relax_op": name, "pybuda_op": entry.pybuda_op if entry else None, "attrs": _attrs(call),
                       "placement": where}
