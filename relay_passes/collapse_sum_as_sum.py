@@ -1,7 +1,9 @@
-"""CollapseSumAsSum: collapse_sum_to (the gradient of a broadcast) as sum + reshape.
+"""CollapseSumAsSum: collapse_sum_to (the gradient of a broadcast) as sum (+ reshape).
 
 Autodiff writes the gradient of `bias + x` as `collapse_sum_to(dy, bias.shape)`. The device has
-single-axis sums and reshapes; SplitMultiAxisOps (after this pass) splits the sum per axis.
+single-axis sums and reshapes; SplitMultiAxisOps (after this pass) splits the sum per axis. A bias
+gradient sums only leading axes, so it is a sum that drops them (no reshape: one device op fewer
+per bias in a training step); a sum that also collapses kept axes to 1 keeps its dims and reshapes.
 """
 
 from tvm import relax
@@ -29,5 +31,7 @@ class CollapseSumAsSum:
         axes = list(range(lead)) + [lead + i for i, d in enumerate(target) if d == 1 and source[lead + i] != 1]
         if not axes:
             return relax.op.reshape(x, target) if list(source) != list(target) else x
+        if axes == list(range(lead)):
+            return relax.op.sum(x, axis=axes, keepdims=False)
         summed = relax.op.sum(x, axis=axes, keepdims=True)
         return relax.op.reshape(summed, target)

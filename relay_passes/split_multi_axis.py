@@ -2,7 +2,8 @@
 
 PyBuda's reductions and Index take one dimension. mean(x, [2, 3]) becomes mean(mean(x, 3), 2)
 (exact: every inner mean covers the same count), a reduction over all axes becomes one per axis,
-and keepdims=False is a final reshape. A reduction over all axes of a 1-d tensor names its axis;
+from the last axis to the first (with keepdims=False each drops its axis: the lower axes keep their
+numbers, and no reshape is needed). A reduction over all axes of a 1-d tensor names its axis;
 of a 0-d tensor it is the identity. strided_slice gets one call per axis, with its strides
 written out (the partition pattern expects all five arguments).
 """
@@ -11,7 +12,6 @@ from tvm import relax, tirx
 from tvm.relax.dpl import is_op, rewrite_call, wildcard
 from tvm.relax.transform import function_pass
 
-from .scalars import static_shape
 
 REDUCTIONS = {"relax.sum": relax.op.sum, "relax.mean": relax.op.mean, "relax.max": relax.op.max,
               "relax.min": relax.op.min}
@@ -48,13 +48,10 @@ def _split_reduction(call: relax.Call, x) -> relax.Expr | None:
         return x  # a reduction of a 0-d tensor is that tensor
     if len(axes) == 1:  # axis=None over a 1-d tensor: the device wants the axis named
         return None if call.attrs.axis is not None else reduce(x, axis=axes, keepdims=bool(call.attrs.keepdims))
-    out = x
+    out, keepdims = x, bool(call.attrs.keepdims)
     for axis in reversed(axes):
-        out = reduce(out, axis=[axis], keepdims=True)
-    shape = static_shape(call)
-    if call.attrs.keepdims:
-        return out
-    return relax.op.reshape(out, shape) if shape is not None else None
+        out = reduce(out, axis=[axis], keepdims=keepdims)
+    return out
 
 
 def _split_slice(call: relax.Call, x) -> relax.Expr | None:
