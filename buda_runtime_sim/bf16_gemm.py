@@ -40,8 +40,7 @@ _LOW_HALF = np.uint32(0xFFFF)
 
 @functools.cache
 def _hardware_bf16() -> bool:
-    import torch
-
+    torch = torch_module()
     cpu = getattr(torch, "cpu", None)
     checks = [getattr(cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
     return torch.backends.mkldnn.is_available() and any(check is not None and check() for check in checks)
@@ -114,7 +113,7 @@ def side_by_side(parts: list[np.ndarray], axis: int):
     """The float32 `parts` (each holding bfloat16 values) as one bfloat16 torch tensor, joined
     along `axis` (-1: the inner dim of a left operand, -2: of a right one). Exact: each value is
     already a bfloat16 value, so the conversion only drops zero bits."""
-    import torch
+    torch = _torch or torch_module()
 
     if len(parts) == 1:
         return torch_view(parts[0]).to(torch.bfloat16)
@@ -131,23 +130,47 @@ def side_by_side(parts: list[np.ndarray], axis: int):
 def matmul(left, right) -> np.ndarray:
     """left @ right for bfloat16 torch tensors (numpy broadcasting), summed in float32 and rounded
     to bfloat16 once: float32 values, as `accumulate(..., Float16_b)` returns them."""
-    import torch
-
-    if right.ndim == 2 and left.ndim > 2 and left.is_contiguous():   # batch dims only on the left: one GEMM
+    torch = _torch or torch_module()
+    if right.ndim == 2 and left.ndim == 2:                           # torch.matmul's own call for 2-D
+        out = torch.mm(left, right)
+    elif right.ndim == 2 and left.ndim > 2 and left.is_contiguous():   # batch dims only on the left: one GEMM
         out = torch.mm(left.reshape(-1, left.shape[-1]), right).reshape(left.shape[:-1] + (right.shape[-1],))
     else:
         out = torch.matmul(left, right)
     return out.float().numpy()
 
 
-def torch_view(x: np.ndarray):
-    """`x` as a torch tensor sharing its memory (read-only weights and broadcast views included)."""
-    import torch
+def torch_module():
+    """torch, imported on first use (the simulator imports without it); an `import torch` in a
+    function that runs per op costs ~0.4 us a call."""
+    global _torch
+    if _torch is None:
+        import torch
+        _torch = torch
+    return _torch
 
-    if any(stride < 0 for stride in x.strides):
-        x = np.ascontiguousarray(x)
-    if x.flags.writeable:
-        return torch.from_numpy(x)
-    with warnings.catch_warnings():     # only read
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.from_numpy(x)
+
+_torch = None
+# Whether torch has stopped warning about read-only arrays (it warns once per process,
+# TORCH_WARN_ONCE): from then on torch_view needs no warnings.catch_warnings block (~3 us).
+_read_only_quiet = False
+
+
+def torch_view(x: np.ndarray):
+    """`x` as a torch tensor sharing its memory (read-only weights and broadcast views included;
+    only ever read: torch has no read-only tensors)."""
+    global _read_only_quiet
+    torch = _torch or torch_module()
+    if x.flags.writeable or _read_only_quiet:
+        try:
+            return torch.from_numpy(x)
+        except ValueError:              # negative strides, which torch does not take: copied
+            if not any(stride < 0 for stride in x.strides):
+                raise
+            return torch.from_numpy(np.ascontiguousarray(x))
+    x = np.ascontiguousarray(x) if any(stride < 0 for stride in x.strides) else x
+    with warnings.catch_warnings(record=True) as caught:     # only read
+        warnings.simplefilter("always", UserWarning)
+        view = torch.from_numpy(x)
+    _read_only_quiet = not caught       # no warning: torch gave it before (here or elsewhere)
+    return view

@@ -231,6 +231,12 @@ def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumu
         out = fidelity_bf16.matmul(a, b, accumulate_df, b_cache)
         if out is not None:
             return out
+    return general_matmul(a, b, phases, accumulate_df, a_format, b_format, b_cache)
+
+
+def general_matmul(a, b, phases: int, accumulate_df, a_format, b_format, b_cache) -> np.ndarray:
+    """fidelity_matmul without its HiFi3 bfloat16 fast path (fidelity_bf16.matmul), for a caller
+    that has tried that path already and got None: `phases` as _phases gives them."""
     src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)
     if takes_bf16_route(accumulate_df, _matrix_size(src_a.shape), len(src_a.shape) > 2):
         out = _bf16_matmul(src_b, src_a, phases, b_cache)

@@ -21,6 +21,7 @@ compares both paths bit for bit.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from . import bf16_gemm, fidelity   # (fidelity imports this module too: attributes are read at call time)
@@ -29,6 +30,7 @@ from .dataformat import DataFormat
 
 _SRCA_HI = np.uint32(0xFFF80000)    # hidden one + 4 mantissa bits (fidelity._SRCA_HI)
 _SRCB_HI = np.uint32(0xFFFE0000)    # hidden one + 6 mantissa bits (fidelity._SRCB_HI)
+_BF16 = DataFormat.Float16_b
 
 
 def applies(a_format, b_format) -> bool:
@@ -42,11 +44,12 @@ def _finite(values: np.ndarray) -> bool:
 
 
 def _low(x: np.ndarray, mask: np.uint32, negate: bool) -> np.ndarray:
-    """x - (x & mask) (`negate`: the opposite sign) as a new float32 array (0-d included), without
-    special cases."""
-    bits = np.empty(x.shape, np.uint32)
-    np.bitwise_and(x.view(np.uint32), mask, out=bits)
-    out = bits.view(np.float32)
+    """x - (x & mask) (`negate`: the opposite sign) as a new C-ordered float32 array (0-d
+    included), without special cases."""
+    if x.ndim:
+        out = np.bitwise_and(x.view(np.uint32), mask, order="C").view(np.float32)
+    else:                                    # (a ufunc gives a 0-d operand a scalar back)
+        out = np.bitwise_and(x.view(np.uint32), mask, out=np.empty((), np.uint32)).view(np.float32)
     return np.subtract(out, x, out=out) if negate else np.subtract(x, out, out=out)
 
 
@@ -66,54 +69,83 @@ def matmul(a, b, accumulate_df, b_cache: dict | None) -> np.ndarray | None:
     the result is not all finite, or the case is one left to the general path (an operand under
     2-D, a low slice of the right operand that is all zero). `b` may be Tensor.storage()'s
     stand-in (widen_on_read.py): it is read only when its slices are not in `b_cache`."""
-    a = np.asarray(a, dtype=np.float32)
-    b_shape = np.shape(b)
+    if type(a) is not np.ndarray or a.dtype != np.float32:
+        a = np.asarray(a, dtype=np.float32)
+    b_shape = b.shape if type(b) is np.ndarray else np.shape(b)
     if a.ndim < 2 or len(b_shape) < 2:
         return None
-    if fidelity.takes_bf16_route(accumulate_df, fidelity._matrix_size(b_shape), len(b_shape) > 2):
-        out = _bf16_route(a, b, b_cache)
-    else:
-        out = _float32_route(a, b, accumulate_df, b_cache)
-    return out if out is not None and _finite(out) else None
+    if (accumulate_df is _BF16 or DataFormat.parse(accumulate_df) == _BF16) and \
+            bf16_gemm.enabled(b_shape[-2] * b_shape[-1], len(b_shape) > 2):    # fidelity.takes_bf16_route
+        return _bf16_route(a, b, b_cache)
+    return _float32_route(a, b, accumulate_df, b_cache)
+
+
+# The weight-cache entries of fidelity._srca_slices and fidelity._bf16_srca_terms for HiFi3. The
+# routes store theirs only with a finite, non-empty result, which proves `b` finite (every element
+# of `b` takes part in a product through its full slice), so the slices cut here without a
+# finiteness check are the general path's.
+_SRCA_KEY = ("srca", 2, True)
+_SRCA_BF16_KEY = ("srca_bf16", 3)
 
 
 def _float32_route(a, b, accumulate_df, b_cache):
     """B' A' - lo(B) lo(A) as two float32 GEMMs, the second added into the first (fidelity_matmul)."""
-    key = ("srca", 2, True)                 # fidelity._srca_slices' entry for HiFi3
-    if b_cache is not None and key in b_cache:
-        b_part, b_low = b_cache[key]
-    else:
+    slices = None if b_cache is None else b_cache.get(_SRCA_KEY)
+    cut = slices is None
+    if cut:
         b = np.asarray(b, dtype=np.float32)
         low = _low(b, _SRCA_HI, negate=False)
-        b_part, b_low = torch_view(b), (torch_view(low) if low.any() else None)
-        if b_cache is not None:
-            if not _finite(b):               # the general path cuts (and keeps) a weight's specials
-                b_part, b_low = fidelity._srca_slices(fidelity._Operand(b, DataFormat.Float16_b), 3, b_cache)
-            b_cache[key] = (b_part, b_low)
-    minus_a_low = _low(a, _SRCB_HI, negate=True)
-    out = fidelity._gemm(a, b_part)
-    if b_low is not None and minus_a_low.any():
-        fidelity._gemm(minus_a_low, b_low, out=out)
-    return fidelity.accumulate(out.numpy(), accumulate_df)
+        slices = (torch_view(b), torch_view(low) if _nonzero(low) else None)
+    b_part, b_low = slices
+    flat = a.ndim == b_part.ndim == 2
+    out = torch_view(a).mm(b_part) if flat else fidelity._gemm(a, b_part)
+    if b_low is not None:
+        minus_a_low = _low(a, _SRCB_HI, negate=True)
+        if _nonzero(minus_a_low):
+            if flat:
+                out.addmm_(torch_view(minus_a_low), b_low)
+            else:
+                fidelity._gemm(minus_a_low, b_low, out=out)
+    out = out.numpy()
+    if accumulate_df is _BF16:
+        out = out.astype(ml_dtypes.bfloat16).astype(np.float32)     # fidelity.accumulate's default
+    else:
+        out = fidelity.accumulate(out, accumulate_df)
+    if not np.isfinite(out).all():
+        return None
+    if cut and b_cache is not None and out.size:
+        b_cache[_SRCA_KEY] = slices
+    return out
 
 
 def _bf16_route(a, b, b_cache):
     """[A' | -lo(A)] @ [B'; lo(B)] as one bfloat16 GEMM (fidelity._bf16_matmul), or None where the
     general path joins fewer terms (a low slice of B that is all zero)."""
-    key = ("srca_bf16", 3)                  # fidelity._bf16_srca_terms' entry for HiFi3
-    if b_cache is not None and key in b_cache:
-        right, count = b_cache[key]
-        if count != 2:
-            return None
-    else:
+    terms = None if b_cache is None else b_cache.get(_SRCA_BF16_KEY)
+    if terms is None:
+        if b_cache is not None and _SRCA_BF16_KEY in b_cache:
+            return None                      # (the general path found slices wider than bfloat16)
         b = np.asarray(b, dtype=np.float32)
         b_low = _low(b, _SRCA_HI, negate=False)
-        if not b_low.any() or (b_cache is not None and not _finite(b)):
-            return None                      # the general path joins (and keeps) these
+        if not _nonzero(b_low):
+            return None                      # the general path joins (and keeps) one term
         right = _joined_bf16(b, b_low, axis=-2)
-        if b_cache is not None:
-            b_cache[key] = (right, 2)
-    return bf16_gemm.matmul(_joined_bf16(a, _low(a, _SRCB_HI, negate=True), axis=-1), right)
+    else:
+        right, count = terms
+        if count != 2:
+            return None
+    out = bf16_gemm.matmul(_joined_bf16(a, _low(a, _SRCB_HI, negate=True), axis=-1), right)
+    if not np.isfinite(out).all():
+        return None
+    if terms is None and b_cache is not None and out.size:
+        b_cache[_SRCA_BF16_KEY] = (right, 2)
+    return out
+
+
+def _nonzero(low: np.ndarray) -> bool:
+    """Whether a low slice (`_low`) has a non-zero element: counted on its bits (faster than
+    .any() on float32), the same answer since a zero low slice element is +0.0 (x - x), never -0.0."""
+    return np.count_nonzero(low.view(np.uint32)) != 0
 
 
 def _joined_bf16(full: np.ndarray, low: np.ndarray, axis: int):
@@ -124,8 +156,7 @@ def _joined_bf16(full: np.ndarray, low: np.ndarray, axis: int):
     float32 word. Along the rows (-1) those halves are shifted straight into a 16-bit buffer (4-12 us
     less than a float32 buffer and torch's conversion at 8-32 K elements); along the columns (-2,
     the right operand, mostly a cached weight) the float32 buffer and conversion are faster."""
-    import torch
-
+    torch = bf16_gemm.torch_module()
     width = full.shape[axis]
     shape = list(full.shape)
     shape[axis] = 2 * width

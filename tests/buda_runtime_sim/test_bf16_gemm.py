@@ -2,6 +2,8 @@
 same slices, float32 sums, one rounding to Float16_b; only the order of the float32 additions may
 differ (BLAS leaves it open), which moves a bfloat16 result by at most one unit in rare elements."""
 
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -169,3 +171,23 @@ def test_setting_fixed_reads_the_environment_once_per_block(monkeypatch):
     with pytest.raises(ValueError, match="TVM_BUDA_BF16_GEMM"):
         with bf16_gemm.setting_fixed():
             pass
+
+
+@pytest.mark.parametrize("layout", ["plain", "read-only", "flipped", "read-only flipped", "transposed"])
+def test_torch_view_shares_memory_and_stays_quiet(layout):
+    """torch_view gives the values without a warning (read-only arrays included: torch warns about
+    them once per process, inside torch_view's first block, which is then no longer entered) and
+    shares the array's memory wherever torch can (not negative strides: those are copied)."""
+    base = np.arange(96, dtype=np.float32).reshape(8, 12)
+    x = {"plain": base, "read-only": base.copy(), "flipped": base[::-1], "read-only flipped": base.copy()[:, ::-1],
+         "transposed": base.T}[layout]
+    if "read-only" in layout:
+        x.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        views = [bf16_gemm.torch_view(x) for _ in range(3)]
+    for view in views:
+        np.testing.assert_array_equal(view.numpy(), x)
+        assert (view.data_ptr() == x.ctypes.data) == ("flipped" not in layout)
+    if "read-only" in layout:
+        assert bf16_gemm._read_only_quiet          # the later calls skipped the warnings block

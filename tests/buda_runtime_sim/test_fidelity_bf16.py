@@ -207,3 +207,23 @@ def test_applies_only_to_bfloat16_operands():
     assert not fidelity_bf16.applies(BF16, None)
     assert not fidelity_bf16.applies(DF.Bfp8_b, BF16)
     assert not fidelity_bf16.applies(DF.Float32, DF.Float32)
+
+
+@pytest.mark.parametrize("route", ["0", "1"])
+def test_weight_slices_kept_only_once_proven_finite(monkeypatch, route):
+    """The fast path cuts a weight's slices without a finiteness check and keeps them in its cache
+    only after a finite, non-empty result (which proves every weight element finite): a weight with
+    specials, first met by an empty product, leaves its slices to the general path."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(19)
+    a = _bf16_values(rng, (64, 128))
+    for b in (_bf16_values(rng, (128, 128)), _with_specials(rng, _bf16_values(rng, (128, 128)))):
+        finite = bool(np.isfinite(b).all())
+        cache = {}
+        empty = fidelity_matmul(a[:0], b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache=cache)
+        assert empty.shape == (0, 128) and not cache                       # an empty result proves nothing
+        got = fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache=cache)
+        assert cache and (fidelity_bf16.matmul(a, b, BF16, None) is not None) == finite
+        _assert_same_bits(got, _general(monkeypatch, lambda: fidelity_matmul(a, b, MF.HiFi3, BF16,
+                                                                             a_format=BF16, b_format=BF16)))
+        _assert_same_bits(fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache=cache), got)
