@@ -49,8 +49,9 @@ def matmul(inputs, attrs, numerics):
         values = matmul_with_fidelity(a.logical(), b.logical(), numerics, a.data_format, b.data_format)
         shape, out = values.shape, pad(values)
     output_df = numerics.output_df
+    product = _rounded(out, shape, output_df, numerics.accumulate_df)
     if len(inputs) == 2:
-        return _product(out, shape, output_df, numerics.accumulate_df)
+        return Tensor(product, shape, output_df)
     bias = inputs[2]
     if matrices and not unpadded(bias):
         # The device rounds the product, then adds the bias and rounds again: eltwise.binary's
@@ -58,19 +59,18 @@ def matmul(inputs, attrs, numerics):
         # storage (a new array fidelity_matmul made), without a second dispatch, Tensor and array.
         full = bias.shape == shape
         if full or (len(bias.shape) == 1 and bias.shape[0] == shape[-1]):
-            product = _product(out, shape, output_df, numerics.accumulate_df).padded
             with ignored():
                 summed = np.add(product, bias.padded if full else bias.padded[0], out=product)
             return Tensor.from_padded(summed if full else zero_padding(summed, shape), shape, output_df)
-    product = _product(out, shape, output_df, numerics.accumulate_df)
     if broadcast_shape(shape, bias.shape, "bias") != shape:
         raise OpArgumentError("bias", f"of shape {bias.shape} does not broadcast to the product's shape {shape}")
-    return binary(product, bias, np.add, numerics, keeps_zero=True)
+    return binary(Tensor(product, shape, output_df), bias, np.add, numerics, keeps_zero=True)
 
 
-def _product(out: np.ndarray, shape: tuple, output_df, accumulate_df) -> Tensor:
-    """The product's tensor: Tensor.from_padded(out, shape, output_df, held_in=accumulate_df), the
-    default formats (a Float16_b product of a Float16_b accumulation, nothing to round) first."""
+def _rounded(out: np.ndarray, shape: tuple, output_df, accumulate_df) -> np.ndarray:
+    """The product's storage in the output format, as Tensor.from_padded(out, shape, output_df,
+    held_in=accumulate_df) holds it; the default formats (a Float16_b product of a Float16_b
+    accumulation: nothing to round) without its checks and Tensor."""
     if output_df is _BF16 and accumulate_df is _BF16:
-        return Tensor(out, shape, output_df)
-    return Tensor.from_padded(out, shape, output_df, held_in=accumulate_df)
+        return out
+    return Tensor.from_padded(out, shape, output_df, held_in=accumulate_df).padded
