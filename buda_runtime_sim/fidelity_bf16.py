@@ -39,8 +39,8 @@ def applies(a_format, b_format) -> bool:
 
 
 def _finite(values: np.ndarray) -> bool:
-    """Every value finite."""
-    return bool(np.isfinite(values).all())
+    """Every value finite (counted: ~0.5 us less than .all(), which numpy wraps in Python)."""
+    return np.count_nonzero(np.isfinite(values)) == values.size
 
 
 def _low(x: np.ndarray, mask: np.uint32, negate: bool) -> np.ndarray:
@@ -97,21 +97,27 @@ def _float32_route(a, b, accumulate_df, b_cache):
         low = _low(b, _SRCA_HI, negate=False)
         slices = (torch_view(b), torch_view(low) if _nonzero(low) else None)
     b_part, b_low = slices
-    flat = a.ndim == b_part.ndim == 2
-    out = torch_view(a).mm(b_part) if flat else fidelity._gemm(a, b_part)
+    torch = bf16_gemm.torch_module()
+    if a.ndim == b_part.ndim == 2:               # fidelity._gemm's GEMMs for these ranks, without its frame
+        gemm, gemm_into = torch.mm, torch.Tensor.addmm_
+    elif a.ndim == b_part.ndim == 3 and a.shape[0] == b_part.shape[0]:
+        gemm, gemm_into = torch.bmm, torch.Tensor.baddbmm_
+    else:
+        gemm, gemm_into = fidelity._gemm, None
+    out = gemm(torch_view(a), b_part)
     if b_low is not None:
         minus_a_low = _low(a, _SRCB_HI, negate=True)
         if _nonzero(minus_a_low):
-            if flat:
-                out.addmm_(torch_view(minus_a_low), b_low)
-            else:
+            if gemm_into is None:
                 fidelity._gemm(minus_a_low, b_low, out=out)
+            else:
+                gemm_into(out, torch_view(minus_a_low), b_low)
     out = out.numpy()
     if accumulate_df is _BF16:
         out = out.astype(ml_dtypes.bfloat16).astype(np.float32)     # fidelity.accumulate's default
     else:
         out = fidelity.accumulate(out, accumulate_df)
-    if not np.isfinite(out).all():
+    if not _finite(out):
         return None
     if cut and b_cache is not None and out.size:
         b_cache[_SRCA_KEY] = slices
@@ -135,7 +141,7 @@ def _bf16_route(a, b, b_cache):
         if count != 2:
             return None
     out = bf16_gemm.matmul(_joined_bf16(a, _low(a, _SRCB_HI, negate=True), axis=-1), right)
-    if not np.isfinite(out).all():
+    if not _finite(out):
         return None
     if terms is None and b_cache is not None and out.size:
         b_cache[_SRCA_BF16_KEY] = (right, 2)
