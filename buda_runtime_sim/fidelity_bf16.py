@@ -90,14 +90,14 @@ _SRCA_BF16_KEY = ("srca_bf16", 3)
 
 def _float32_route(a, b, accumulate_df, b_cache):
     """B' A' - lo(B) lo(A) as two float32 GEMMs, the second added into the first (fidelity_matmul)."""
+    torch = bf16_gemm.torch_module()
     slices = None if b_cache is None else b_cache.get(_SRCA_KEY)
     cut = slices is None
     if cut:
         b = np.asarray(b, dtype=np.float32)
         low = _low(b, _SRCA_HI, negate=False)
-        slices = (torch_view(b), torch_view(low) if _nonzero(low) else None)
+        slices = (torch_view(b), torch.from_numpy(low) if _nonzero(low) else None)   # (low: ours, C-ordered)
     b_part, b_low = slices
-    torch = bf16_gemm.torch_module()
     if a.ndim == b_part.ndim == 2:               # fidelity._gemm's GEMMs for these ranks, without its frame
         gemm, gemm_into = torch.mm, torch.Tensor.addmm_
     elif a.ndim == b_part.ndim == 3 and a.shape[0] == b_part.shape[0]:
@@ -111,7 +111,7 @@ def _float32_route(a, b, accumulate_df, b_cache):
             if gemm_into is None:
                 fidelity._gemm(minus_a_low, b_low, out=out)
             else:
-                gemm_into(out, torch_view(minus_a_low), b_low)
+                gemm_into(out, torch.from_numpy(minus_a_low), b_low)
     out = out.numpy()
     if accumulate_df is _BF16:
         out = out.astype(ml_dtypes.bfloat16).astype(np.float32)     # fidelity.accumulate's default
