@@ -11,12 +11,15 @@ product it takes part in), so a result that is all finite proves every operand f
 the unchecked slices equal the checked ones. A result that is not all finite (specials, or an
 overflow) gets None back, and the caller runs the general path, which defines the answer.
 
-Every GEMM is the general path's call on equal operands in equal layouts (`fidelity._gemm`,
-`bf16_gemm.matmul`), so float32 sums are added in the same order; on the bfloat16 route the
-phase terms are joined in one buffer (the left operand's bfloat16 bits taken straight from the
-high halves of its float32 words: exact, the values fit bfloat16). Weights' slices come from, and
-go to, the same cache entries as the general path's. tests/buda_runtime_sim/test_fidelity_bf16.py
-compares both paths bit for bit.
+Every GEMM is the general path's call on equal operands in equal layouts (the torch call
+`fidelity._gemm` makes for those ranks, `bf16_gemm.matmul`), so float32 sums are added in the
+same order; on the bfloat16 route the phase terms are joined in one buffer (bfloat16 bits taken
+straight from the high halves of the float32 words: exact, the values fit bfloat16). Weights'
+slices come from, and go to, the same cache entries as the general path's; they are stored only
+after a finite, non-empty result has proved the weight finite. Per call this is most of a
+training step's Matmul time outside the GEMMs, so it avoids Python frames and numpy's Python
+wrappers where a direct call does the same. tests/buda_runtime_sim/test_fidelity_bf16.py compares
+both paths bit for bit.
 """
 
 from __future__ import annotations
