@@ -47,12 +47,10 @@ def _finite(values: np.ndarray) -> bool:
 
 
 def _low(x: np.ndarray, mask: np.uint32, negate: bool) -> np.ndarray:
-    """x - (x & mask) (`negate`: the opposite sign) as a new C-ordered float32 array (0-d
-    included), without special cases."""
-    if x.ndim:
-        out = np.bitwise_and(x.view(np.uint32), mask, order="C").view(np.float32)
-    else:                                    # (a ufunc gives a 0-d operand a scalar back)
-        out = np.bitwise_and(x.view(np.uint32), mask, out=np.empty((), np.uint32)).view(np.float32)
+    """x - (x & mask) (`negate`: the opposite sign) as a new float32 array (0-d included), without
+    special cases, in x's memory order (fidelity._Operand._and's layout)."""
+    bits = np.bitwise_and(x.view(np.uint32), mask)
+    out = (bits if x.ndim else np.asarray(bits)).view(np.float32)     # (a 0-d operand gives a scalar)
     return np.subtract(out, x, out=out) if negate else np.subtract(x, out, out=out)
 
 

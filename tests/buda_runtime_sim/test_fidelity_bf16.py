@@ -227,3 +227,30 @@ def test_weight_slices_kept_only_once_proven_finite(monkeypatch, route):
         _assert_same_bits(got, _general(monkeypatch, lambda: fidelity_matmul(a, b, MF.HiFi3, BF16,
                                                                              a_format=BF16, b_format=BF16)))
         _assert_same_bits(fidelity_matmul(a, b, MF.HiFi3, BF16, a_format=BF16, b_format=BF16, b_cache=cache), got)
+
+
+def _transposed_layout(x: np.ndarray) -> np.ndarray:
+    """The same values with the last two dims stored transposed (a transpose op's output view)."""
+    return np.ascontiguousarray(np.swapaxes(x, -1, -2)).swapaxes(-1, -2)
+
+
+@pytest.mark.parametrize("route", ["0", "1"])
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("shape_a, shape_b", [((64, 128), (128, 64)), ((256, 128), (128, 64)),
+                                              ((8, 32, 32), (8, 32, 32)), ((128, 64), (64, 256))])
+def test_matmul_bits_do_not_depend_on_operand_layout(monkeypatch, route, fast, shape_a, shape_b):
+    """Both paths cut low slices in their operand's memory order (one contiguous pass, not a
+    strided one into C order), so a transposed operand's slices reach the GEMMs transposed too:
+    the bits must be those of contiguous operands (BLAS packs either layout into the same panels;
+    this pins that for the installed BLAS)."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", route)
+    rng = np.random.default_rng(23)
+    a, b = _bf16_values(rng, shape_a), _bf16_values(rng, shape_b, 3.0)
+
+    def run(x, y):
+        compute = lambda: fidelity_matmul(x, y, MF.HiFi3, BF16, a_format=BF16, b_format=BF16)
+        return compute() if fast else _general(monkeypatch, compute)
+
+    contiguous = run(a, b)
+    for x, y in [(_transposed_layout(a), b), (a, _transposed_layout(b)), (_transposed_layout(a), _transposed_layout(b))]:
+        _assert_same_bits(run(x, y), contiguous)
