@@ -12,8 +12,8 @@ the unchecked slices equal the checked ones. A result that is not all finite (sp
 overflow) gets None back, and the caller runs the general path, which defines the answer.
 
 Every GEMM is the general path's call on equal operands in equal layouts (the torch call
-`fidelity._gemm` makes for those ranks, `bf16_gemm.matmul`), so float32 sums are added in the
-same order; on the bfloat16 route the phase terms are joined in one buffer (bfloat16 bits taken
+`fidelity._gemm` makes for those ranks, `bf16_gemm.matmul`; low slices in their operand's memory
+order, as fidelity._Operand cuts them), so float32 sums are added in the same order; on the bfloat16 route the phase terms are joined in one buffer (bfloat16 bits taken
 straight from the high halves of the float32 words: exact, the values fit bfloat16). Weights'
 slices come from, and go to, the same cache entries as the general path's; they are stored only
 after a finite, non-empty result has proved the weight finite. Per call this is most of a
@@ -97,7 +97,7 @@ def _float32_route(a, b, accumulate_df, b_cache):
     if cut:
         b = np.asarray(b, dtype=np.float32)
         low = _low(b, _SRCA_HI, negate=False)
-        slices = (torch_view(b), torch.from_numpy(low) if _nonzero(low) else None)   # (low: ours, C-ordered)
+        slices = (torch_view(b), torch.from_numpy(low) if _nonzero(low) else None)   # (low: ours, writable)
     b_part, b_low = slices
     if a.ndim == b_part.ndim == 2:               # fidelity._gemm's GEMMs for these ranks, without its frame
         gemm, gemm_into = torch.mm, torch.Tensor.addmm_
