@@ -22,6 +22,7 @@ from buda_runtime_sim.tensor import Tensor
 from codegen import GeneratedFiles, LoadedModule
 
 from .build_state import current_build
+from .program_inputs import device_input
 
 _link_lock = threading.RLock()
 
@@ -77,11 +78,8 @@ class DeviceSubgraph:
         ins, outs = args[:n_in], args[n_in:]
         ctx = context.current()
         input_df = ctx.numerics.input_df
-        acts = [
-            Tensor.from_array(np.from_dlpack(arg), input_df)
-            for arg, (kind, _, _) in zip(ins, self.arg_roles)
-            if kind == "input"
-        ]
+        acts = [device_input(np.from_dlpack(arg), input_df) for arg, (kind, _, _) in zip(ins, self.arg_roles)
+                if kind == "input"]
         chips = context.chip_ledger()   # a multi-chip device: the ops that follow belong to this program
         if chips is not None:
             chips.enter_module(self.module.name)
