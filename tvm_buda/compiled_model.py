@@ -43,6 +43,11 @@ class CompiledModel:
         self.cache_key = cache_key
         self.index_limits = dict(index_limits or {})
         self.weight_names = list(weight_names)
+        self._weight_set = frozenset(self.weight_names)
+        self._weight_index = {n: i for i, n in enumerate(self.weight_names)}
+        # each subgraph's weights: (name in its module, name in the host graph), for update_parameters
+        self._parameter_roles = [(sub, [(local, source) for kind, local, source in sub.arg_roles if kind == "parameter"])
+                                 for sub, _ in subgraphs]
         with linked([subgraph for subgraph, _ in subgraphs]):
             self.vm = relax.VirtualMachine(_runnable(executable), tvm.cpu())
         self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
@@ -94,7 +99,7 @@ class CompiledModel:
         training model's forward and backward): each weight's device copies are converted once for
         all of them (Parameter.set_value). vm_ready_values: the caller made every array vm_ready
         (a training step's weights), so TVM is handed them without checking each again."""
-        unknown = sorted(set(values) - set(self.weight_names))
+        unknown = sorted(set(values) - self._weight_set)
         if unknown:
             raise KeyError(f"{self.name}: no parameter(s) {unknown}; parameters are {self.weight_names}")
         baked = sorted(set(values) & set(self.summary.baked_weights))
@@ -102,21 +107,20 @@ class CompiledModel:
             raise ValueError(f"{self.name}: parameter(s) {baked} were folded into constants at compile time "
                              "(inference batch norm into the convolution before it), so a new value cannot reach "
                              "the device; compile the model again with the new weights")
+        params = self.imported.params
         arrays = {k: to_numpy(v) for k, v in values.items()}
         for name, array in arrays.items():  # all checked before any is replaced
-            current = self.imported.params[name]
+            current = params[name]
             if array.shape != current.shape:
                 raise ValueError(f"{self.name}: parameter {name} has shape {current.shape}, got {array.shape}")
         with self._run_lock:  # not while another thread runs the model
-            for name, array in arrays.items():
-                self.imported.params[name] = array.astype(self.imported.params[name].dtype, copy=False)
-            index = {n: i for i, n in enumerate(self.weight_names)}
             to_vm = _ready_vm_tensor if vm_ready_values else _vm_tensor
-            for name in arrays:  # only the changed weights (training updates every step)
-                self._weights[index[name]] = to_vm(self.imported.params[name])
-            for subgraph, _ in self.subgraphs:
-                mine = [(local, arrays[source]) for kind, local, source in subgraph.arg_roles
-                        if kind == "parameter" and source in arrays]
+            index = self._weight_index
+            for name, array in arrays.items():  # only the changed weights (training updates every step)
+                params[name] = host = array.astype(params[name].dtype, copy=False)
+                self._weights[index[name]] = to_vm(host)
+            for subgraph, roles in self._parameter_roles:
+                mine = [(local, arrays[source]) for local, source in roles if source in arrays]
                 if mine:
                     module = subgraph.module   # (checks its files on disk: once, not per weight)
                     for local, array in mine:

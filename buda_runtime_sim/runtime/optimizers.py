@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dataformat import DataFormat, MathFidelity
+from .flat_values import FlatLayout, FlatValues, aligned_empty, flat_of
 from .optimizer_math import DeviceMath, HostMath
 
 
@@ -60,6 +61,9 @@ class Optimizer:
 
     rule = None
     state_keys: tuple[str, ...] = ()
+    # The rule works value by value (no norms): on the host it runs once over every parameter's
+    # values laid end to end (flat_values), which gives each value the bits it gets alone.
+    elementwise = False
 
     def __init__(self, learning_rate: float, parameters=None, device_params: bool = False,
                  optimizer_df: DataFormat = DataFormat.Float32, math_fidelity: MathFidelity = MathFidelity.HiFi4,
@@ -73,6 +77,8 @@ class Optimizer:
         self.parameters = None if parameters is None else [_param_name(p) for p in parameters]
         self.state: dict[str, dict[str, np.ndarray]] = {}
         self.step_count = 0
+        self._layout: FlatLayout | None = None   # the last flat step's layout (kept: flat_of needs the same one)
+        self._flat: list[FlatValues] = []        # its weights and state (kept: flat_of finds only live ones)
 
     # ---- binding --------------------------------------------------------------------------
     def bind(self, available) -> list[str]:
@@ -103,6 +109,10 @@ class Optimizer:
         self.step_count += 1
         hp = dict(self.hyper, lr=self.learning_rate)
         m = self.math
+        if self.elementwise and type(m) is HostMath:
+            out = self._step_flat(parameters, gradients, hp)
+            if out is not None:
+                return out
         out = {}
         for name in self.parameters:
             if name not in gradients:
@@ -116,6 +126,41 @@ class Optimizer:
             self.state[name] = {k: m.array(v) for k, v in state.items()}
             out[name] = m.array(new).reshape(p.shape)
         return out
+
+    def _step_flat(self, parameters: dict, gradients: dict, hp: dict) -> dict | None:
+        """step's loop as one run of the rule over all values laid end to end; None when the state
+        differs between parameters (then the loop runs). New values are views of one aligned buffer."""
+        names = [n for n in self.parameters if n in gradients]
+        if not names:
+            return {}
+        shapes = []
+        for name in names:
+            p_shape, g_shape = np.shape(parameters[name]), np.shape(gradients[name])
+            if p_shape != g_shape:
+                raise ValueError(f"{type(self).__name__}: gradient of {name} has shape {tuple(g_shape)}, parameter "
+                                 f"{tuple(p_shape)}")
+            shapes.append(p_shape)
+        layout = self._layout
+        if layout is None or not layout.matches(names, shapes):
+            layout = self._layout = FlatLayout(names, shapes)
+        stored = [self.state.get(name) for name in names]
+        keys = [tuple(s) if s is not None else self.state_keys for s in stored]
+        if any(k != keys[0] for k in keys):
+            return None
+        state = {}
+        for key in keys[0]:
+            values = {name: s[key] if s is not None else np.zeros(shape, np.float32)
+                      for name, s, shape in zip(names, stored, layout.shapes)}
+            state[key] = _flat(values, layout)
+        new = type(self).rule(self.math, _flat(parameters, layout), _flat(gradients, layout), state,
+                              self.step_count, hp)
+        weights = aligned_empty(layout.total)
+        np.copyto(weights, new)
+        held = {key: FlatValues(layout, np.asarray(v, np.float32)) for key, v in state.items()}
+        for name in names:
+            self.state[name] = {key: flat.views[name] for key, flat in held.items()}
+        self._flat = [FlatValues(layout, weights), *held.values()]
+        return dict(self._flat[0].views)
 
     # ---- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -141,6 +186,7 @@ class SGD(Optimizer):
     """p -= lr * (g + weight_decay * p), with optional momentum (torch.optim.SGD's definition)."""
 
     rule = sgd_rule
+    elementwise = True
 
     def __init__(self, learning_rate: float, parameters=None, device_params: bool = False, momentum: float = 0.0,
                  weight_decay: float = 0.0, **formats):
@@ -153,6 +199,7 @@ class Adam(Optimizer):
 
     rule = adam_rule
     state_keys = ("exp_avg", "exp_avg_sq")
+    elementwise = True
 
     def __init__(self, learning_rate: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
                  weight_decay: float = 0.0, bias_correction: bool = True, parameters=None, device_params: bool = False,
@@ -184,6 +231,12 @@ class LAMB(Optimizer):
         super().__init__(learning_rate, parameters, device_params, beta1=float(beta1), beta2=float(beta2),
                          eps=float(eps), weight_decay=float(weight_decay), clip_value=tuple(clip_value),
                          bias_correction=bool(bias_correction), **formats)
+
+
+def _flat(values: dict, layout: FlatLayout) -> np.ndarray:
+    """The values as one flat float32 array: their own buffer when they are its views, else a copy."""
+    flat = flat_of(values, layout)
+    return layout.gather(values) if flat is None else flat
 
 
 def _param_name(p) -> str:

@@ -12,11 +12,13 @@ import numpy as np
 from tvm import relax
 
 from buda_runtime_sim.config import CompilerConfig
+from buda_runtime_sim.runtime.flat_values import owner_of
 
 from ..build import build_imported
 from ..compiled_model import aligned_copy, vm_ready
 from ..frontends.imported import ImportedModel, TensorSpec, to_numpy
 from .autodiff import training_graphs
+from .weight_copies import prefilled_copies
 
 
 class TrainableModel:
@@ -33,6 +35,7 @@ class TrainableModel:
         self.framework_names = {n: n for n in self.trainable}  # graph name -> the framework's name
         self.write_back = None  # callable(values by graph name): copy trained values into the framework model
         self.backward_model = None
+        self._copies: dict = {}   # weight name -> its current value's device copies (filled as programs ask)
         if not grad_inputs and not self.trainable:
             self.forward_model = build_imported(imported, config)
             self.num_outputs = len(imported.mod["main"].ret_ty.fields) \
@@ -75,14 +78,20 @@ class TrainableModel:
         return self.forward_model.parameters()
 
     def update_parameters(self, values: dict) -> None:
+        values = {k: to_numpy(v) for k, v in values.items()}
+        owner = owner_of(values)   # an optimizer step's new weights: views of one flat buffer
         # float32 weights in memory TVM takes as it is: both models' VMs then share them uncopied
-        values = {k: _shareable(to_numpy(v)) for k, v in values.items()}
-        shared = {}   # id(array) -> (device copies, the array: kept alive so ids stay unique)
+        # (an aligned flat buffer's views are aligned: only their flags are left to check)
+        values = {k: v if owner is not None and owner.aligned and v.flags.writeable else _shareable(v)
+                  for k, v in values.items()}
+        # id(array) -> (device copies, the array: kept alive so ids stay unique)
+        shared = {} if owner is None else prefilled_copies(owner, values, self._copies)
         self.forward_model.update_parameters(values, shared, vm_ready_values=True)
         backward_values = {k: v for k, v in values.items()
                            if self.backward_model is not None and k in self.backward_model.weight_names}
         if backward_values:
             self.backward_model.update_parameters(backward_values, shared, vm_ready_values=True)
+        self._copies.update({k: shared[id(v)][0] for k, v in values.items() if id(v) in shared})
 
     def perf_reports(self, device_config=None):
         return [self.forward_model.perf_report(device_config), self.backward_model.perf_report(device_config)]
