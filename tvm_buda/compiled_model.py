@@ -50,6 +50,7 @@ class CompiledModel:
                                  for sub, _ in subgraphs]
         with linked([subgraph for subgraph, _ in subgraphs]):
             self.vm = relax.VirtualMachine(_runnable(executable), tvm.cpu())
+        self._main = self.vm["main"]
         self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
         self.exec_context = context.ExecutionContext(numerics=config.numerics())
         self._run_lock = threading.RLock()
@@ -75,10 +76,11 @@ class CompiledModel:
 
     def _run_vm(self, inputs, named_inputs, convert) -> list:
         arrays = self.imported.bind_inputs(inputs, named_inputs)
-        check_indices(self.name, {s.name: a for s, a in zip(self.imported.inputs, arrays)}, self.index_limits)
+        if self.index_limits:
+            check_indices(self.name, {s.name: a for s, a in zip(self.imported.inputs, arrays)}, self.index_limits)
         args = [_vm_tensor(a) for a in arrays]
         with self._run_lock, context.use(self.exec_context):  # a Relax VM runs one call at a time
-            outputs = _flatten(self.vm["main"](*args, *self._weights))
+            outputs = _flatten(self._main(*args, *self._weights))
             return outputs if convert is None else [convert(o) for o in outputs]
 
     def reload_generated_modules(self) -> None:
@@ -222,14 +224,28 @@ def _runnable(executable):
     return executable
 
 
+_TENSOR = tvm.runtime.Tensor
+
+
 def _flatten(result) -> list[np.ndarray]:
-    """The VM's outputs as numpy views of its memory (each view keeps its memory alive)."""
-    if isinstance(result, tvm.runtime.Tensor):
-        try:
-            return [np.from_dlpack(result)]   # a view: ~0.2 us, against ~8 us for result.numpy()
-        except Exception:  # noqa: BLE001 - dtypes numpy cannot take by DLPack are copied by TVM
-            return [result.numpy()]
-    return [a for item in result for a in _flatten(item)]
+    """The VM's outputs as numpy views of its memory (each view keeps its memory alive). A tuple is
+    read with one slice (iterating a TVM Array costs a length and an index check per item, ~1.5 us)."""
+    if isinstance(result, _TENSOR):
+        return [_host_view(result)]
+    out = []
+    for item in result[:]:
+        if type(item) is _TENSOR:
+            out.append(_host_view(item))
+        else:
+            out.extend(_flatten(item))
+    return out
+
+
+def _host_view(tensor) -> np.ndarray:
+    try:
+        return np.from_dlpack(tensor)   # a view: ~0.2 us, against ~8 us for tensor.numpy()
+    except Exception:  # noqa: BLE001 - dtypes numpy cannot take by DLPack are copied by TVM
+        return tensor.numpy()
 
 
 def resolve_config(config: CompilerConfig | None) -> CompilerConfig:

@@ -25,6 +25,7 @@ from .build_state import current_build
 from .program_inputs import device_input
 
 _link_lock = threading.RLock()
+_FLOAT32 = np.dtype(np.float32)
 
 
 @dataclass(eq=False)
@@ -91,7 +92,10 @@ class DeviceSubgraph:
             )
         for out, result in zip(outs, results):
             dest = np.from_dlpack(out)
-            if isinstance(result, Tensor):   # a float result is copied once: device storage -> VM output
+            if type(result) is Tensor and result.dtype is _FLOAT32 and result.shape == dest.shape \
+                    and result.padded.shape == dest.shape:
+                value = result.padded    # storage without padding (tile-multiple shape): the logical values
+            elif isinstance(result, Tensor):   # a float result is copied once: device storage -> VM output
                 value = result.logical() if result.dtype == np.float32 else result.numpy()
             else:
                 value = np.asarray(result)
