@@ -17,6 +17,7 @@ import numpy as np
 
 from ..tensor import Tensor, _to_numpy
 from . import device_pipeline, devices
+from .gc_pacing import fewer_young_collections
 from .trainers import Trainer, make_trainer
 
 
@@ -340,13 +341,14 @@ def run_training(epochs: int = 1, steps: int = 1, accumulation_steps: int = 1, m
         raise RuntimeError(f"run_training needs {needed} inputs and targets (epochs x steps x accumulation_steps x "
                            f"microbatch_count); {len(first.input_queue)} input(s) are queued on {first.name} and "
                            f"{have_targets} target(s) on {last.name}")
-    for _ in range(epochs):
-        for _ in range(steps):
-            for acc in range(accumulation_steps):
-                run_forward(microbatch_count, loss_queue)
-                run_backward(microbatch_count, zero_grad=(acc == 0))
-            due = checkpoint_interval and (session.optimizer_steps + 1) % checkpoint_interval == 0
-            run_optimizer(checkpoint=bool(due))
-        step_schedulers()
+    with fewer_young_collections():
+        for _ in range(epochs):
+            for _ in range(steps):
+                for acc in range(accumulation_steps):
+                    run_forward(microbatch_count, loss_queue)
+                    run_backward(microbatch_count, zero_grad=(acc == 0))
+                due = checkpoint_interval and (session.optimizer_steps + 1) % checkpoint_interval == 0
+                run_optimizer(checkpoint=bool(due))
+            step_schedulers()
     session.checkpoint_queue.put(_checkpoint(session))
     return session.checkpoint_queue
