@@ -50,6 +50,7 @@ class FlatLayout:
         self.total = at
         self.index = {name: i for i, name in enumerate(self.names)}
         self.key = (self.names, self.shapes)
+        self._fillers = None   # zero arrays for the gaps, made on first gather
 
     def matches(self, names, shapes) -> bool:
         return self.names == tuple(names) and self.shapes == tuple(tuple(s) for s in shapes)
@@ -67,15 +68,26 @@ class FlatLayout:
                 for name, at, size, shape in zip(self.names, self.offsets, self.sizes, self.shapes)}
 
     def gather(self, values: dict) -> np.ndarray:
-        """A new aligned buffer holding `values` (float32) in their slots, zeros between them."""
-        buffer = aligned_empty(self.total)
-        at = 0
-        for name, offset, size in zip(self.names, self.offsets, self.sizes):
-            buffer[at:offset] = 0
-            buffer[offset:offset + size] = np.asarray(values[name], np.float32).reshape(-1)
-            at = offset + size
-        buffer[at:] = 0
-        return buffer
+        """A new aligned buffer holding `values` (float32, each of its slot's shape) in their slots,
+        zeros between them: one concatenate of the values and zero gaps into the buffer."""
+        if self._fillers is None:
+            gaps, at = [], 0
+            for offset, size in zip(self.offsets, self.sizes):
+                gaps.append(np.zeros(offset - at, np.float32))
+                at = offset + size
+            self._fillers = (gaps, np.zeros(self.total - at, np.float32))
+        gaps, tail = self._fillers
+        parts = []
+        for name, shape, gap in zip(self.names, self.shapes, gaps):
+            value = values[name]
+            if type(value) is not np.ndarray or value.dtype != np.float32:
+                value = np.asarray(value, np.float32)
+            if value.shape != shape:
+                raise ValueError(f"{name} has shape {value.shape}, its slot {shape}")
+            parts.append(gap)
+            parts.append(value.ravel())
+        parts.append(tail)
+        return np.concatenate(parts, out=aligned_empty(self.total))
 
 
 class FlatValues:

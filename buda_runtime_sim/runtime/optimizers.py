@@ -151,7 +151,10 @@ class Optimizer:
         for key in keys[0]:
             values = {name: s[key] if s is not None else np.zeros(shape, np.float32)
                       for name, s, shape in zip(names, stored, layout.shapes)}
-            state[key] = _flat(values, layout)
+            try:
+                state[key] = _flat(values, layout)
+            except ValueError:   # state of another shape (a loaded state dict): the loop's broadcasting
+                return None
         new = type(self).rule(self.math, _flat(parameters, layout), _flat(gradients, layout), state,
                               self.step_count, hp)
         weights = aligned_empty(layout.total)

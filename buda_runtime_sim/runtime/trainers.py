@@ -16,7 +16,6 @@ import numpy as np
 from .. import context
 from ..module import PyBudaModule
 from ..tensor import Tensor, _to_numpy
-from .flat_values import FlatLayout, FlatValues
 
 
 # Compiles a PyBudaModule's forward and backward (module, inputs, config, input_grad_count) ->
@@ -68,8 +67,6 @@ class CompiledTrainer(Trainer):
         super().__init__(device, module, is_loss)
         self.model = None
         self.input_grad_count = 0
-        self._grad_layout: FlatLayout | None = None
-        self._flat_grads: FlatValues | None = None   # this step's first gradients (kept: flat_of finds live ones)
 
     @property
     def trainable(self) -> list[str]:
@@ -101,23 +98,6 @@ class CompiledTrainer(Trainer):
 
     def parameters(self) -> dict[str, np.ndarray]:
         return self.model.parameters() if self.model is not None else {}
-
-    def zero_grad(self) -> None:
-        super().zero_grad()
-        self._flat_grads = None
-
-    def _accumulate(self, grads: dict) -> None:
-        """The first gradients after zero_grad are copied into one flat buffer (flat_values), which
-        the optimizer's flat step then reads whole; later ones add up as in Trainer."""
-        if self.grads or not grads:
-            return super()._accumulate(grads)
-        arrays = {name: np.asarray(g, dtype=np.float32) for name, g in grads.items()}
-        names, shapes = list(arrays), [a.shape for a in arrays.values()]
-        layout = self._grad_layout
-        if layout is None or not layout.matches(names, shapes):
-            layout = self._grad_layout = FlatLayout(names, shapes)
-        self._flat_grads = FlatValues(layout, layout.gather(arrays))
-        self.grads = dict(self._flat_grads.views)
 
     def apply(self, values: dict) -> None:
         mine = {k: v for k, v in values.items() if k in self.model.params}

@@ -104,6 +104,20 @@ def test_replaced_views_and_mixed_state_fall_back_with_the_same_bits():
         np.testing.assert_array_equal(_bits(results[0][name]), _bits(results[1][name]))
 
 
+def test_state_of_another_shape_takes_the_loop():
+    """A loaded momentum of shape (1,) broadcasts in the rule: the loop's result, not a misread slot."""
+    results = []
+    for flat in (True, False):
+        optimizer = SGD(0.1, momentum=0.9)
+        optimizer.elementwise = flat
+        optimizer.bind(list(SHAPES))
+        optimizer.load_state_dict({"learning_rate": 0.1, "state": {
+            n: {"momentum_buffer": np.full((1,) if n == "w" else s, 0.5, np.float32)} for n, s in SHAPES.items()}})
+        results.append(optimizer.step(_values(0), _values(1)))
+    for name in SHAPES:
+        np.testing.assert_array_equal(_bits(results[0][name]), _bits(results[1][name]))
+
+
 def test_state_dict_round_trip_on_the_flat_path():
     first = SGD(0.1, momentum=0.9)
     first.bind(list(SHAPES))

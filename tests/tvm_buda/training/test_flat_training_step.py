@@ -1,6 +1,6 @@
-"""A training step's weight update through one flat buffer (flat_values): the trainer's gradients,
-the optimizer's flat step and the device copies rounded once (weight_copies) give the bits the
-per-parameter route gives, and each prefilled copy is what Tensor.from_array makes."""
+"""A training step's weight update through one flat buffer (flat_values): the optimizer's flat step
+and the device copies rounded once (weight_copies) give the bits the per-parameter route gives,
+and each prefilled copy is what Tensor.from_array makes."""
 
 import numpy as np
 import torch
@@ -88,29 +88,3 @@ def test_training_through_the_flat_buffer_keeps_every_bit(monkeypatch):
         np.testing.assert_array_equal(flat_params[name].view(np.uint32), loop_params[name].view(np.uint32))
     for tensor, value in flat_copies.values():          # the prefilled device copies: a fresh conversion's bits
         _same_tensor(tensor, Tensor.from_array(value, DataFormat.Float16_b))
-
-
-def test_gradients_start_flat_and_accumulate_as_before():
-    xs, ys = regression_data(steps=4)
-    try:
-        train_on_device(mlp(), xs, ys, pybuda.optimizers.SGD(learning_rate=0.1), accumulation_steps=2)
-        trainer = training._session.devices[0].trainers[0]
-        assert owner_of(trainer.gradients()) is None     # a second backward added new arrays
-        assert training._session.optimizer_steps == 2
-    finally:
-        pybuda.shutdown()
-        torch.set_grad_enabled(True)
-
-
-def test_first_gradients_are_views_of_one_buffer():
-    xs, ys = regression_data(steps=1)
-    try:
-        train_on_device(mlp(), xs, ys, pybuda.optimizers.SGD(learning_rate=0.1))
-        trainer = training._session.devices[0].trainers[0]
-        grads = trainer.gradients()
-        owner = owner_of(grads)
-        assert owner is not None and set(grads) == set(trainer.trainable)
-        assert all(g.dtype == np.float32 for g in grads.values())
-    finally:
-        pybuda.shutdown()
-        torch.set_grad_enabled(True)
