@@ -135,7 +135,9 @@ class Optimizer:
             return {}
         shapes = []
         for name in names:
-            p_shape, g_shape = np.shape(parameters[name]), np.shape(gradients[name])
+            p, g = parameters[name], gradients[name]
+            p_shape = p.shape if type(p) is np.ndarray else np.shape(p)
+            g_shape = g.shape if type(g) is np.ndarray else np.shape(g)
             if p_shape != g_shape:
                 raise ValueError(f"{type(self).__name__}: gradient of {name} has shape {tuple(g_shape)}, parameter "
                                  f"{tuple(p_shape)}")

@@ -14,12 +14,17 @@ layout (keyed (format, layout)) are left to the modules, as before.
 
 from __future__ import annotations
 
+import weakref
+
+import numpy as np
+
 from buda_runtime_sim.dataformat import DataFormat
 from buda_runtime_sim.formats import quantize
-from buda_runtime_sim.runtime.flat_values import FlatValues
-from buda_runtime_sim.tensor import Tensor, pad
+from buda_runtime_sim.runtime.flat_values import FlatLayout, FlatValues
+from buda_runtime_sim.tensor import Tensor, storage_shape
 
 _PER_VALUE = frozenset({DataFormat.Float16_b, DataFormat.Float16, DataFormat.Lf8})
+_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # FlatLayout -> its storage plan
 
 
 def prefilled_copies(owner: FlatValues, values: dict, previous: dict) -> dict:
@@ -31,16 +36,51 @@ def prefilled_copies(owner: FlatValues, values: dict, previous: dict) -> dict:
         formats = [key for key in previous.get(name, ()) if type(key) is DataFormat and key in _PER_VALUE]
         if formats:
             wanted[name] = formats
-    rounded = {fmt: quantize(owner.buffer, fmt) for fmt in {f for formats in wanted.values() for f in formats}}
-    layout = owner.layout
+    entries, padded_size = _plan(owner.layout)
+    stored = {fmt: _storage(quantize(owner.buffer, fmt), entries, padded_size)
+              for fmt in {f for formats in wanted.values() for f in formats}}
     shared = {}
     for name, formats in wanted.items():
-        copies = {}
-        for fmt in formats:
-            view = layout.view(rounded[fmt], name)
-            tensor = Tensor(pad(view), view.shape, fmt)   # = Tensor.from_array(values[name], fmt)
-            tensor.padded.flags.writeable = False           # as Parameter.device_tensor leaves it
-            copies[fmt] = tensor
         array = values[name]
-        shared[id(array)] = (copies, array)
+        shared[id(array)] = ({fmt: Tensor(stored[fmt][name], array.shape, fmt) for fmt in formats}, array)
     return shared
+
+
+def _storage(rounded: np.ndarray, entries: list, padded_size: int) -> dict:
+    """Each weight's tile-padded storage (what tensor.pad makes of its rounded values), read-only as
+    Parameter.device_tensor leaves it: a view of `rounded` when its shape needs no padding, else a
+    view of one zero-filled buffer shared by the weights that do."""
+    padded = np.zeros(padded_size, np.float32)
+    for name, offset, size, shape, pad in entries:
+        if pad is not None:
+            at, end, storage, two_d = pad
+            padded[at:end].reshape(storage)[..., :two_d[-2], :two_d[-1]] = rounded[offset:offset + size].reshape(two_d)
+    rounded.flags.writeable = False   # (views made from here on are read-only too)
+    padded.flags.writeable = False
+    out = {}
+    for name, offset, size, shape, pad in entries:
+        if pad is None:
+            out[name] = rounded[offset:offset + size].reshape(shape)
+        else:
+            at, end, storage, _ = pad
+            out[name] = padded[at:end].reshape(storage)
+    return out
+
+
+def _plan(layout: FlatLayout) -> tuple[list, int]:
+    """(name, offset, size, shape, None or (start and end in the padded buffer, storage shape, 2-d
+    shape)) per weight of `layout`, and the padded buffer's size."""
+    plan = _PLANS.get(layout)
+    if plan is None:
+        entries, at = [], 0
+        for name, offset, size, shape in zip(layout.names, layout.offsets, layout.sizes, layout.shapes):
+            storage = storage_shape(shape)
+            if storage == shape:
+                entries.append((name, offset, size, shape, None))
+            else:
+                two_d = (1,) * max(0, 2 - len(shape)) + shape
+                end = at + int(np.prod(storage))
+                entries.append((name, offset, size, shape, (at, end, storage, two_d)))
+                at = end
+        plan = _PLANS[layout] = (entries, at)
+    return plan

@@ -22,7 +22,7 @@ def _same_tensor(a: Tensor, b: Tensor) -> None:
 
 
 def test_prefilled_copies_are_from_arrays_tensors():
-    shapes = {"w": (64, 64), "b": (64,), "odd": (5, 40), "s": ()}
+    shapes = {"w": (64, 64), "b": (64,), "odd": (5, 40), "s": (), "skip": (3,), "batch": (2, 32, 64)}
     rng = np.random.default_rng(0)
     values = {n: rng.standard_normal(s).astype(np.float32) * 100 for n, s in shapes.items()}
     values["odd"].reshape(-1)[:5] = [np.nan, np.inf, 1e-40, 70000.0, -0.0]   # NaN, inf, subnormal, fp16 overflow
@@ -32,9 +32,10 @@ def test_prefilled_copies_are_from_arrays_tensors():
     bfp = DataFormat.Bfp8_b
     previous = {"w": {DataFormat.Float16_b: None, DataFormat.Float16: None, (DataFormat.Float16_b, "layout"): None},
                 "b": {DataFormat.Float16_b: None, bfp: None, DataFormat.Float32: None},
-                "odd": {DataFormat.Lf8: None, DataFormat.Float16_b: None}}
+                "odd": {DataFormat.Lf8: None, DataFormat.Float16_b: None}, "s": {DataFormat.Float16_b: None},
+                "batch": {DataFormat.Float16_b: None}}
     shared = prefilled_copies(owner, views, previous)
-    assert set(shared) == {id(views[n]) for n in ("w", "b", "odd")}      # "s" was never asked for
+    assert set(shared) == {id(views[n]) for n in previous}      # "skip" was never asked for
     for name, asked in previous.items():
         copies, array = shared[id(views[name])]
         assert array is views[name]
