@@ -9,8 +9,9 @@ Slots start on 64-byte boundaries (the gaps between them hold zeros), so every v
 allocated by `aligned_empty` is itself DLPack-aligned: TVM takes such a weight without a copy.
 
 `flat_of(values, layout)` recognises a dict whose entries are still exactly the views one
-FlatValues handed out (the same objects: whoever holds a view reads and writes that buffer's
-memory, so reading the buffer reads what reading each view would).
+FlatValues handed out (the same objects, their dtype, shape and strides not set in place: whoever
+holds a view reads and writes that buffer's memory, so reading the buffer reads what reading each
+view would).
 """
 
 from __future__ import annotations
@@ -117,9 +118,9 @@ def owner_of(values: dict) -> FlatValues | None:
     owner = _OWNERS.get(id(base)) if base is not None else None
     if owner is None:
         return None
-    views = owner.views
+    views, index, shapes = owner.views, owner.layout.index, owner.layout.shapes
     for name, value in values.items():
-        if views.get(name) is not value:
+        if views.get(name) is not value or not _unchanged(value, shapes[index[name]]):
             return None
     return owner
 
@@ -136,7 +137,13 @@ def flat_of(values: dict, layout: FlatLayout) -> np.ndarray | None:
     if owner is None or not owner.layout.same_as(layout):
         return None
     views = owner.views
-    for name in names:
-        if values.get(name) is not views[name]:
+    for name, shape in zip(names, layout.shapes):
+        value = values.get(name)
+        if value is not views[name] or not _unchanged(value, shape):
             return None
     return owner.buffer
+
+
+def _unchanged(view: np.ndarray, shape: tuple) -> bool:
+    """The view still reads its slot as made (its dtype, shape or strides were not set in place)."""
+    return view.dtype == np.float32 and view.shape == shape and view.flags.c_contiguous

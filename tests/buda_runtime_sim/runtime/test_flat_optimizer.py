@@ -159,6 +159,13 @@ def test_flat_of_needs_the_very_views_of_a_live_buffer():
     assert flat_of(dict(views, w=views["w"].copy()), layout) is None
     assert flat_of(dict(views, w=views["w"][:]), layout) is None           # same memory, another object
     assert owner_of({"b": views["b"]}) is held and owner_of({"w": views["b"]}) is None
+    views["w"].shape = (32, 128)                                            # the same object, reshaped in place
+    assert flat_of(views, layout) is None and owner_of({"w": views["w"]}) is None
+    views["w"].shape = (64, 64)
+    views["w"].dtype = np.int32                                             # reinterpreted in place
+    assert flat_of(views, layout) is None
+    views["w"].dtype = np.float32
+    assert flat_of(views, layout) is held.buffer
     gaps = np.ones(layout.total, bool)
     for at, size in zip(layout.offsets, layout.sizes):
         assert at % (ALIGNMENT // 4) == 0
