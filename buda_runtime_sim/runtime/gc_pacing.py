@@ -7,8 +7,9 @@ the young objects and touches what they refer to in a heap of ~500k long-lived o
 compiled models): ~0.15 ms, about 1% of a small model's step, to free nothing - the step's
 objects are freed by reference counting as the programs return. While run_training loops, the
 young threshold is raised so collections run only when objects really accumulate; it is put
-back afterwards (unless someone changed it meanwhile). Garbage in reference cycles is still
-collected, after at most YOUNG_THRESHOLD net allocations instead of 700.
+back afterwards (unless someone changed it meanwhile), after running the young collection the
+default threshold would have run by then, so none is left for the caller. Garbage in reference
+cycles is still collected, after at most YOUNG_THRESHOLD net allocations instead of 700.
 """
 
 from __future__ import annotations
@@ -32,4 +33,6 @@ def fewer_young_collections(threshold: int = YOUNG_THRESHOLD):
         yield
     finally:
         if gc.get_threshold()[0] == threshold:
+            if gc.get_count()[0] > young:   # a collection the default would have run by now runs here,
+                gc.collect(0)               # not at the caller's next allocation
             gc.set_threshold(young, *older)

@@ -39,6 +39,19 @@ def test_left_alone_when_off_higher_or_changed(thresholds):
     assert gc.get_threshold()[0] == 1234
 
 
+def test_a_collection_due_at_the_end_runs_inside(thresholds):
+    collections = []
+    gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+    try:
+        with fewer_young_collections(5000):
+            junk = [[] for _ in range(2000)]    # past the default 700, short of 5000
+            assert not collections
+        assert collections == [0] and gc.get_count()[0] < 700
+        del junk
+    finally:
+        gc.callbacks.pop()
+
+
 def test_cycles_are_still_collected_inside(thresholds):
     import weakref
 
