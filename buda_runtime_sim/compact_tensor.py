@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .constants import TILE_DIM
 from .dataformat import DataFormat
 from .formats import holds_exactly, quantize
 from .lazy_storage import LazyStorageTensor
-from .tensor import Tensor, pad, storage_shape
+from .tensor import Tensor, pad
+
+_FLOAT32 = np.dtype(np.float32)
 
 
 class CompactTensor(LazyStorageTensor):
@@ -30,7 +33,7 @@ class CompactTensor(LazyStorageTensor):
         self._values = values
         self.shape = values.shape
         self.data_format = data_format
-        self.dtype = np.dtype(np.float32 if dtype is None else dtype)
+        self.dtype = _FLOAT32 if dtype is None else np.dtype(dtype)
         self._derived = None
 
     def make_storage(self) -> np.ndarray:
@@ -46,8 +49,9 @@ class CompactTensor(LazyStorageTensor):
 def compact_or_padded(values: np.ndarray, data_format) -> Tensor:
     """A tensor of float32 `values`: padded now when that adds nothing (a tile-multiple shape),
     else kept compact until its storage is read."""
-    if storage_shape(values.shape) == values.shape:
-        return Tensor(pad(values), values.shape, data_format)
+    shape = values.shape
+    if len(shape) >= 2 and shape[-1] % TILE_DIM == 0 and shape[-2] % TILE_DIM == 0:   # storage_shape(shape) == shape
+        return Tensor.of(np.ascontiguousarray(values, dtype=np.float32), shape, data_format)   # what pad gives
     return CompactTensor(values, data_format)
 
 

@@ -37,6 +37,8 @@ class ExecutionContext:
 
 _local = threading.local()
 _default = ExecutionContext()
+# This thread's `context` (unset: the default) and `chips`; op.dispatch reads `context` directly.
+thread_state = _local
 
 
 def current() -> ExecutionContext:
@@ -60,25 +62,25 @@ def use(context: ExecutionContext):
 
 
 # How many on_chips blocks are open, in any thread: while none is, chip_ledger answers without
-# reading thread-local state (it is asked once per op).
-_open_ledgers = 0
+# reading thread-local state (op.dispatch reads it once per op, before asking chip_ledger).
+open_ledgers = 0
 _ledger_count_lock = threading.Lock()
 
 
 def chip_ledger():
     """The multi-chip record ops report to (runtime/chips.py), or None on one chip."""
-    return getattr(_local, "chips", None) if _open_ledgers else None
+    return getattr(_local, "chips", None) if open_ledgers else None
 
 
 @contextlib.contextmanager
 def on_chips(ledger):
     """Ops run inside the block report the chip they run on to `ledger`."""
-    global _open_ledgers
+    global open_ledgers
     with _ledger_count_lock:
-        _open_ledgers += 1
+        open_ledgers += 1
     try:
         with _set_in_thread("chips", ledger):
             yield ledger
     finally:
         with _ledger_count_lock:
-            _open_ledgers -= 1
+            open_ledgers -= 1

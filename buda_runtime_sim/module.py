@@ -69,12 +69,13 @@ class Parameter:
         in another shape, e.g. a conv kernel as a matrix; the host value keeps its own shape."""
         df = self.dev_data_format if self.dev_data_format is not None else data_format
         key = df if layout is None else (df, layout)
-        if key not in self._device_copies:
+        tensor = self._device_copies.get(key)
+        if tensor is None:
             value = self.value() if layout is None else layout(self.value())
             tensor = Tensor.from_array(value, df)
             tensor.padded.flags.writeable = False  # shared by every run: kernels may cache derived data
             self._device_copies[key] = tensor
-        return self._device_copies[key]
+        return tensor
 
     def device_bytes(self) -> int:
         """Bytes of every copy the device holds (tile-padded storage, float32 in the simulator)."""

@@ -45,6 +45,7 @@ class MixedPrecisionRule:
 
 
 _RESOLVED_MAX = 8192   # op calls resolved and kept per configuration (cleared when full)
+_FIELDS = frozenset(("default_df_override", "accumulate_df", "math_fidelity", "fp32_fallback", "rules"))
 
 
 @dataclass
@@ -54,18 +55,29 @@ class NumericsConfig:
     math_fidelity: MathFidelity = MathFidelity.HiFi3
     fp32_fallback: DataFormat = DataFormat.Float16_b
     rules: list[MixedPrecisionRule] = field(default_factory=list)
-    # (op type, op name, every field above) -> OpNumerics: resolve runs once per op call, and the
-    # key holds the whole configuration, so a field changed in place is never served stale.
+    # (op type, op name) -> OpNumerics, valid for the configuration it was resolved under: assigning
+    # a field above starts a new dict (__setattr__), and so does a `rules` list changed in place
+    # (resolve compares it with `_resolved_rules`, a copy). Always rebound, never emptied: a
+    # shallow copy that shares them keeps answers that were right for it.
     _resolved: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _resolved_rules: list = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in _FIELDS:
+            object.__setattr__(self, "_resolved", {})
 
     def resolve(self, op_type: str, op_name: str) -> OpNumerics:
-        key = (op_type, op_name, self.default_df_override, self.accumulate_df, self.math_fidelity,
-               self.fp32_fallback, tuple(self.rules))
-        result = self._resolved.get(key)
+        """The op's numerics; runs once per op call, so answers are kept (see `_resolved`)."""
+        if self.rules != self._resolved_rules:
+            self._resolved = {}
+            self._resolved_rules = list(self.rules)
+        resolved = self._resolved
+        result = resolved.get((op_type, op_name))
         if result is None:
-            if len(self._resolved) >= _RESOLVED_MAX:
-                self._resolved.clear()
-            result = self._resolved[key] = self._resolve(op_type, op_name)
+            if len(resolved) >= _RESOLVED_MAX:
+                resolved = self._resolved = {}
+            result = resolved[op_type, op_name] = self._resolve(op_type, op_name)
         return result
 
     def _resolve(self, op_type: str, op_name: str) -> OpNumerics:

@@ -14,6 +14,7 @@ from .dataformat import DataFormat
 from .formats import holds_exactly, quantize
 
 _FLOAT32 = np.dtype(np.float32)
+_new = object.__new__
 # Formats a host array keeps its integer values in.
 _INTEGER_DTYPES = {np.dtype(np.int32): DataFormat.Int32, np.dtype(np.int8): DataFormat.Int8}
 
@@ -42,6 +43,18 @@ class Tensor:
         self._derived = None
 
     # ---- construction ---------------------------------------------------------------------
+    @classmethod
+    def of(cls, padded: np.ndarray, shape: tuple[int, ...], data_format: DataFormat) -> "Tensor":
+        """A float32 tensor whose `shape` is a tuple of Python ints already (a numpy shape, another
+        tensor's): what the constructor makes, without its conversions (every kernel makes one)."""
+        tensor = _new(cls)
+        tensor.padded = padded
+        tensor.shape = shape
+        tensor.data_format = data_format if type(data_format) is DataFormat else DataFormat(data_format)
+        tensor.dtype = _FLOAT32
+        tensor._derived = None
+        return tensor
+
     @classmethod
     def from_array(cls, array, data_format: DataFormat | None = None) -> "Tensor":
         """Pad a host array into device storage, rounding it to `data_format` (float32 if None)."""
@@ -133,7 +146,10 @@ def pad(values: np.ndarray) -> np.ndarray:
 
 
 def unpad(padded: np.ndarray, shape) -> np.ndarray:
-    shape = tuple(shape)
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    if len(shape) >= 2 and padded.shape[-2:] == shape[-2:]:   # nothing padded: a view of it all
+        return padded.reshape(shape)
     two_d = (1,) * max(0, 2 - len(shape)) + shape
     view = padded[..., : two_d[-2], : two_d[-1]]
     return view.reshape(shape)

