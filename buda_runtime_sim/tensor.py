@@ -98,7 +98,10 @@ class Tensor:
     # ---- views ----------------------------------------------------------------------------
     def logical(self) -> np.ndarray:
         """The unpadded values as float32 (a view where possible)."""
-        return unpad(self.padded, self.shape)
+        padded, shape = self.padded, self.shape
+        if len(shape) >= 2 and padded.shape[-2:] == shape[-2:]:   # unpad's first case, without its frame
+            return padded.reshape(shape)
+        return unpad(padded, shape)
 
     def numpy(self) -> np.ndarray:
         """The unpadded values in the tensor's host dtype, in the tensor's own rank (0-d stays 0-d:

@@ -4,6 +4,8 @@ choose a format or create values."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..constants import TILE_DIM
@@ -51,16 +53,18 @@ def reshape(inputs, attrs, numerics):
     shape = attrs["shape"]
     if type(shape) is not tuple or not plain_ints(shape):
         shape = tuple(int(d) for d in shape)
-    try:
-        values = a.logical().reshape(shape)
-    except ValueError:
-        raise OpArgumentError("shape", f"{shape} does not hold the {int(np.prod(a.shape))} values of {a.shape}") from None
-    shape = values.shape  # resolves -1
+    values = None
+    if not (shape and min(shape) > 0 and math.prod(shape) == math.prod(a.shape)):   # else numpy takes it as it is
+        try:
+            values = a.logical().reshape(shape)
+        except ValueError:
+            raise OpArgumentError("shape", f"{shape} does not hold the {int(np.prod(a.shape))} values of {a.shape}") from None
+        shape = values.shape  # resolves -1
     rows_in_tiles = len(a.shape) >= 2 and len(shape) >= 2 and a.shape[-2] % TILE_DIM == 0 and shape[-2] % TILE_DIM == 0
     if rows_in_tiles and a.shape[-1] == shape[-1]:  # rows move in whole tiles: reshape the storage
         padded = a.padded
         return Tensor.of(padded.reshape(shape[:-1] + (padded.shape[-1],)), shape, a.data_format)
-    return moved(a, values)
+    return moved(a, a.logical().reshape(shape) if values is None else values)
 
 
 @kernel("Squeeze")

@@ -10,8 +10,7 @@ from .validate import Args
 @pybuda_op
 def Matmul(name, operandA, operandB, bias=None):
     """y = a @ b (+ bias)."""
-    inputs = [operandA, operandB] + ([bias] if bias is not None else [])
-    return run_op("Matmul", name, inputs)
+    return run_op("Matmul", name, [operandA, operandB] if bias is None else [operandA, operandB, bias])
 
 
 @pybuda_op
@@ -36,8 +35,10 @@ def Divide(name, operandA, operandB):
 
 
 def _reduce(op_type: str, name, operandA, dim, keep_dim):
-    args = Args(op_type, name)
-    return run_op(op_type, name, [operandA], dim=args.int("dim", dim), keep_dim=args.bool("keep_dim", keep_dim))
+    if type(dim) is not int or type(keep_dim) is not bool:   # (these pass Args as they are)
+        args = Args(op_type, name)
+        dim, keep_dim = args.int("dim", dim), args.bool("keep_dim", keep_dim)
+    return run_op(op_type, name, [operandA], dim=dim, keep_dim=keep_dim)
 
 
 @pybuda_op

@@ -4,7 +4,7 @@ reference: Transpose, Permute, Squeeze, Unsqueeze, Broadcast, BroadcastTo, Cast.
 from __future__ import annotations
 
 from .dispatch import pybuda_op, run_op
-from .validate import Args
+from .validate import Args, positive_ints
 
 
 def _slices(op_type, name, operandA, slices, stacking: bool):
@@ -41,7 +41,9 @@ def VStack(name, operandA, slices=-1):
 
 @pybuda_op
 def Reshape(name, operandA, shape):
-    return run_op("Reshape", name, [operandA], shape=Args("Reshape", name).shape("shape", shape))
+    if not positive_ints(shape):
+        shape = Args("Reshape", name).shape("shape", shape)
+    return run_op("Reshape", name, [operandA], shape=shape)
 
 
 @pybuda_op
@@ -92,8 +94,10 @@ def BinaryStack(name, operandA, operandB, dim):
 
 @pybuda_op
 def Transpose(name, operandA, dim0, dim1):
-    args = Args("Transpose", name)
-    return run_op("Transpose", name, [operandA], dim0=args.int("dim0", dim0), dim1=args.int("dim1", dim1))
+    if type(dim0) is not int or type(dim1) is not int:   # (ints pass Args.int as they are)
+        args = Args("Transpose", name)
+        dim0, dim1 = args.int("dim0", dim0), args.int("dim1", dim1)
+    return run_op("Transpose", name, [operandA], dim0=dim0, dim1=dim1)
 
 
 @pybuda_op

@@ -26,8 +26,8 @@ class Args:
         raise OpArgumentError(argument, problem, self.where)
 
     def int(self, argument: str, value, minimum: int | None = None) -> int:
-        if type(value) is int and minimum is None:   # the common case, without the ABC checks below
-            return value
+        if type(value) is int and (minimum is None or value >= minimum):   # the common case, without
+            return value                                                   # the ABC checks below
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             self.fail(argument, f"must be an int, got {value!r}")
         if minimum is not None and value < minimum:
@@ -35,11 +35,15 @@ class Args:
         return int(value)
 
     def float(self, argument: str, value) -> float:
+        if type(value) is float:
+            return value
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             self.fail(argument, f"must be a number, got {value!r}")
         return float(value)
 
     def bool(self, argument: str, value) -> bool:
+        if type(value) is bool:
+            return value
         if not isinstance(value, (bool, numbers.Integral)) or value not in (0, 1):
             self.fail(argument, f"must be True or False, got {value!r}")
         return bool(value)
@@ -82,3 +86,14 @@ class Args:
             self.fail(argument, f"must have positive dims (one may be -1), got {values}")
         return values
 
+
+
+def positive_ints(value) -> bool:
+    """Whether `value` is a non-empty tuple of positive ints (not bools): a shape Args.shape passes
+    as it is, checked without making an Args (every Reshape asks)."""
+    if type(value) is not tuple or not value:
+        return False
+    for v in value:
+        if type(v) is not int or v <= 0:
+            return False
+    return True
