@@ -137,13 +137,14 @@ class Tensor:
 def pad(values: np.ndarray) -> np.ndarray:
     """Zero-pad the last two dims of `values` (promoted to >= 2-D) to tile multiples."""
     values = np.asarray(values, dtype=np.float32)
-    if values.ndim < 2:
-        values = values.reshape((1,) * (2 - values.ndim) + values.shape)
-    *lead, rows, cols = values.shape
-    padded_rows, padded_cols = -(-rows // TILE_DIM) * TILE_DIM, -(-cols // TILE_DIM) * TILE_DIM
-    if rows == padded_rows and cols == padded_cols:
+    shape = values.shape
+    if len(shape) < 2:
+        shape = (1,) * (2 - len(shape)) + shape
+        values = values.reshape(shape)
+    rows, cols = shape[-2], shape[-1]
+    if rows % TILE_DIM == 0 and cols % TILE_DIM == 0:
         return np.ascontiguousarray(values)
-    out = np.zeros((*lead, padded_rows, padded_cols), dtype=np.float32)
+    out = np.zeros(shape[:-2] + (-(-rows // TILE_DIM) * TILE_DIM, -(-cols // TILE_DIM) * TILE_DIM), dtype=np.float32)
     out[..., :rows, :cols] = values
     return out
 
