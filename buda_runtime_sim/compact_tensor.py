@@ -22,6 +22,7 @@ from .lazy_storage import LazyStorageTensor
 from .tensor import Tensor, pad
 
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT32_FORMAT = DataFormat.Float32
 
 
 class CompactTensor(LazyStorageTensor):
@@ -67,6 +68,6 @@ def rounded_compact(values: np.ndarray, data_format, held_in=None) -> Tensor:
     the storage rounding after would: every format rounds zero to zero, and zeros appended to a
     row never move a block-float block's shared exponent (formats.quantize)."""
     values = np.asarray(values, dtype=np.float32)
-    if (held_in is None or not holds_exactly(data_format, held_in)) and data_format != DataFormat.Float32:
+    if (held_in is None or not holds_exactly(data_format, held_in)) and data_format != _FLOAT32_FORMAT:
         values = quantize(values, data_format)
     return compact_or_padded(values, data_format)

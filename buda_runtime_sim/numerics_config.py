@@ -58,7 +58,8 @@ class NumericsConfig:
     # (op type, op name) -> OpNumerics, valid for the configuration it was resolved under: assigning
     # a field above starts a new dict (__setattr__), and so does a `rules` list changed in place
     # (resolve compares it with `_resolved_rules`, a copy). Always rebound, never emptied: a
-    # shallow copy that shares them keeps answers that were right for it.
+    # shallow copy that shares them keeps answers that were right for it. op.dispatch.run_op reads
+    # them directly (resolve's first lines) once per op.
     _resolved: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _resolved_rules: list = field(default_factory=list, init=False, repr=False, compare=False)
 

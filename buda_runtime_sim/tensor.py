@@ -17,6 +17,9 @@ _FLOAT32 = np.dtype(np.float32)
 _new = object.__new__
 # Formats a host array keeps its integer values in.
 _INTEGER_DTYPES = {np.dtype(np.int32): DataFormat.Int32, np.dtype(np.int8): DataFormat.Int8}
+# Members read once (an enum member lookup costs ~0.1 us, and these are asked per tensor made).
+_FLOAT32_FORMAT = DataFormat.Float32
+_UNROUNDED_FORMATS = (DataFormat.Float32, DataFormat.Int32, DataFormat.Int8)   # from_array keeps values as they are
 
 
 def round_up(n: int, multiple: int = TILE_DIM) -> int:
@@ -61,18 +64,18 @@ class Tensor:
         array = _to_numpy(array)
         dtype = array.dtype
         if data_format is None:
-            data_format = _INTEGER_DTYPES.get(dtype, DataFormat.Float32)
+            data_format = _INTEGER_DTYPES.get(dtype, _FLOAT32_FORMAT)
         values = array.astype(np.float32, copy=False)
-        if data_format not in (DataFormat.Float32, DataFormat.Int32, DataFormat.Int8):
+        if data_format not in _UNROUNDED_FORMATS:
             values = quantize(values, data_format)
-        return cls(pad(values), array.shape, data_format, dtype if dtype.kind in "iub" else np.float32)
+        return cls(pad(values), array.shape, data_format, dtype if dtype.kind in "iub" else None)   # None: float32
 
     @classmethod
     def from_padded(cls, padded: np.ndarray, shape, data_format: DataFormat, held_in: DataFormat | None = None) -> "Tensor":
         """Wrap kernel output that is already padded; rounds it to `data_format` unless the values
         are known to be held in a format `data_format` represents exactly (`held_in`)."""
         if held_in is None or not holds_exactly(data_format, held_in):
-            if data_format != DataFormat.Float32:
+            if data_format != _FLOAT32_FORMAT:
                 padded = quantize(padded, data_format)
         return cls(np.asarray(padded, dtype=np.float32), shape, data_format)
 

@@ -42,7 +42,10 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
     ctx = getattr(_thread, "context", None) or context.current()
     if ctx.tracer is not None:
         return ctx.tracer(op_type, name, inputs, attrs)
-    numerics = ctx.numerics.resolve(op_type, name)
+    config = ctx.numerics   # resolve's answer if it has one (resolve's first lines, without its frame)
+    numerics = config._resolved.get((op_type, name)) if config.rules == config._resolved_rules else None
+    if numerics is None:
+        numerics = config.resolve(op_type, name)
     for x in inputs:
         if type(x) is not Tensor and not isinstance(x, Tensor):
             return _run_converting(ctx, op_type, name, inputs, layouts, attrs, numerics)
@@ -156,6 +159,8 @@ def _attrs_repr(attrs: dict) -> str:
 
 
 def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) -> Tensor:
+    if type(x) is Parameter:   # the common case first
+        return x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df, layout)
     if isinstance(x, Tensor):
         return x
     weight_df = numerics.weight_df if numerics.weight_df is not None else numerics.output_df
