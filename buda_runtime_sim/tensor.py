@@ -141,14 +141,20 @@ def pad(values: np.ndarray) -> np.ndarray:
     """Zero-pad the last two dims of `values` (promoted to >= 2-D) to tile multiples."""
     values = np.asarray(values, dtype=np.float32)
     shape = values.shape
-    if len(shape) < 2:
-        shape = (1,) * (2 - len(shape)) + shape
-        values = values.reshape(shape)
+    ndim = len(shape)
+    if ndim < 2:   # one row (a bias, a scalar)
+        cols = shape[0] if ndim else 1
+        out = np.zeros((TILE_DIM, -(-cols // TILE_DIM) * TILE_DIM), dtype=np.float32)
+        out[0, :cols] = values
+        return out
     rows, cols = shape[-2], shape[-1]
     if rows % TILE_DIM == 0 and cols % TILE_DIM == 0:
         return np.ascontiguousarray(values)
     out = np.zeros(shape[:-2] + (-(-rows // TILE_DIM) * TILE_DIM, -(-cols // TILE_DIM) * TILE_DIM), dtype=np.float32)
-    out[..., :rows, :cols] = values
+    if ndim == 2:
+        out[:rows, :cols] = values   # (an Ellipsis index costs more)
+    else:
+        out[..., :rows, :cols] = values
     return out
 
 
