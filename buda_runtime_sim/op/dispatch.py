@@ -62,7 +62,8 @@ def run_op(op_type: str, name, inputs: list, layouts: dict | None = None, **attr
 
 def _run_converting(ctx, op_type: str, name: str, inputs: list, layouts, attrs: dict, numerics) -> Tensor:
     """run_op with operands to convert (weights, constants, host arrays, scalars), and consteval."""
-    cache, key = _consteval_slot(op_type, name, inputs, attrs, numerics)
+    # (an activation first, as in most ops with a weight or scalar operand: no consteval)
+    cache, key = (None, None) if type(inputs[0]) is Tensor else _consteval_slot(op_type, name, inputs, attrs, numerics)
     result = cache.get(key) if cache is not None else None
     tensors = None
     if result is None or ctx.record_trace:  # a cached consteval result needs no operand
@@ -159,8 +160,11 @@ def _attrs_repr(attrs: dict) -> str:
 
 
 def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) -> Tensor:
-    if type(x) is Parameter:   # the common case first
+    kind = type(x)   # the common cases first
+    if kind is Parameter:
         return x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df, layout)
+    if kind is float or kind is int:
+        return _scalar(x, numerics.output_df)
     if isinstance(x, Tensor):
         return x
     weight_df = numerics.weight_df if numerics.weight_df is not None else numerics.output_df
