@@ -24,6 +24,13 @@ class OpNumerics:
     math_fidelity: MathFidelity = MathFidelity.HiFi3
     weight_df: DataFormat | None = None  # format for parameters/constants feeding the op
 
+    def __post_init__(self):
+        # The generated __hash__'s value, computed once: consteval keys hash an op's numerics per call.
+        object.__setattr__(self, "_hash", hash((self.output_df, self.accumulate_df, self.math_fidelity, self.weight_df)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
 
 @dataclass(frozen=True)
 class MixedPrecisionRule:

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..constants import TILE_DIM
 from ..dataformat import DataFormat
-from ..tensor import Tensor
-from .common import OpArgumentError, axis, moved, plain_ints, result
+from ..tensor import Tensor, plain_ints
+from .common import OpArgumentError, axis, moved, result
 from .registry import kernel
 
 # Device formats that a Relax/numpy float dtype rounds to when cast on the device.

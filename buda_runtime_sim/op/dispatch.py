@@ -12,8 +12,7 @@ import numpy as np
 from .. import context
 from ..module import Constant, Module, Parameter
 from ..kernels import KERNELS, OpArgumentError, get_kernel
-from ..tensor import Tensor
-from .validate import plain_ints
+from ..tensor import Tensor, plain_ints
 
 
 def pybuda_op(fn):

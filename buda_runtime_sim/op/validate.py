@@ -6,7 +6,7 @@ from __future__ import annotations
 import numbers
 
 from ..kernels import OpArgumentError
-from ..kernels.common import plain_ints
+from ..tensor import plain_ints
 
 
 class Args:
