@@ -49,7 +49,14 @@ class Tensor:
     def __init__(self, padded: np.ndarray, shape, data_format: DataFormat = DataFormat.Float32, dtype=None):
         # (every op makes one: the common argument types skip the conversions)
         self.padded = padded
-        self.shape = shape if type(shape) is tuple and plain_ints(shape) else tuple(map(int, shape))   # (map: ~1 us)
+        if type(shape) is tuple:   # kept when every dim is an int already (tuple(map(int, ...)) costs ~1 us)
+            for d in shape:
+                if type(d) is not int:
+                    shape = tuple(map(int, shape))
+                    break
+        else:
+            shape = tuple(map(int, shape))
+        self.shape = shape
         self.data_format = data_format if type(data_format) is DataFormat else DataFormat(data_format)
         self.dtype = _FLOAT32 if dtype is None else np.dtype(dtype)
         self._derived = None

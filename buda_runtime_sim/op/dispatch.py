@@ -69,7 +69,9 @@ def _run_converting(ctx, op_type: str, name: str, inputs: list, layouts, attrs: 
         tensors = []
         try:
             for i, x in enumerate(inputs):
-                if type(x) is not Tensor and not isinstance(x, Tensor):
+                if type(x) is Parameter and not layouts:   # _as_tensor's first case, without its frame
+                    x = x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df)
+                elif type(x) is not Tensor and not isinstance(x, Tensor):
                     x = _as_tensor(op_type, name, i, x, numerics, layouts.get(i) if layouts else None)
                 tensors.append(x)
         except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in
