@@ -114,6 +114,9 @@ class ConstevalKey(NamedTuple):
     operands: tuple
 
 
+_new_tuple = tuple.__new__
+
+
 def consteval_key(op_type: str, name: str, attrs: str, numerics, inputs: list) -> ConstevalKey:
     operands = tuple((id(x), x.version) if isinstance(x, Parameter) else (id(x.value),) for x in inputs)
     return ConstevalKey(op_type, name, attrs, numerics, operands)
@@ -136,7 +139,8 @@ def _consteval_slot(op_type: str, name: str, inputs: list, attrs: dict, numerics
             return None, None
     if first is None:
         return None, None
-    return first.consteval, ConstevalKey(op_type, name, _attrs_repr(attrs), numerics, tuple(operands))
+    # (tuple.__new__: a NamedTuple's own __new__ is a Python function)
+    return first.consteval, _new_tuple(ConstevalKey, (op_type, name, _attrs_repr(attrs), numerics, tuple(operands)))
 
 
 # attribute items -> repr(sorted(items)), for attributes whose values are ints, strings, None or
