@@ -26,8 +26,8 @@ class Args:
         raise OpArgumentError(argument, problem, self.where)
 
     def int(self, argument: str, value, minimum: int | None = None) -> int:
-        if type(value) is int and (minimum is None or value >= minimum):   # the common case, without
-            return value                                                   # the ABC checks below
+        if type(value) is int and (minimum is None or value >= minimum):   # the common case first
+            return value
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             self.fail(argument, f"must be an int, got {value!r}")
         if minimum is not None and value < minimum:
@@ -35,7 +35,7 @@ class Args:
         return int(value)
 
     def float(self, argument: str, value) -> float:
-        if type(value) is float:
+        if type(value) is float:   # (the ABC check below costs a Python call)
             return value
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             self.fail(argument, f"must be a number, got {value!r}")
@@ -85,7 +85,6 @@ class Args:
         if any(d < -1 or d == 0 for d in values) or values.count(-1) > 1:
             self.fail(argument, f"must have positive dims (one may be -1), got {values}")
         return values
-
 
 
 def positive_ints(value) -> bool:
