@@ -60,9 +60,13 @@ def multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     a_low = _low(a, _SRCA_HI, negate=False)
     minus_b_low = _low(b, _SRCB_HI, negate=True)
     out = np.multiply(a, b, dtype=np.float32)
-    out += np.multiply(a_low, minus_b_low, dtype=np.float32)
-    out = np.asarray(out, dtype=np.float32)
-    return out if _finite(out) else None
+    if type(out) is not np.ndarray:                 # 0-d operands give a numpy scalar
+        out = np.asarray(out, dtype=np.float32)
+    if a_low.shape == out.shape:                    # the low product into a_low's own buffer (same values)
+        out += np.multiply(a_low, minus_b_low, out=a_low, dtype=np.float32)
+    else:
+        out += np.multiply(a_low, minus_b_low, dtype=np.float32)
+    return out if np.count_nonzero(np.isfinite(out)) == out.size else None   # (_finite without its frame)
 
 
 def matmul(a, b, accumulate_df, b_cache: dict | None) -> np.ndarray | None:

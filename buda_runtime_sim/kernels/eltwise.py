@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import fidelity_bf16
 from ..compact_tensor import rounded_compact, unpadded
+from ..dataformat import DataFormat, MathFidelity
 from ..fidelity import fidelity_multiply
 from ..float_errors import ignored
 from ..tensor import Tensor, pad, zero_padding
 from .common import broadcast_shape
 from .registry import kernel
+from .rounded import padded_result
+
+_BF16 = DataFormat.Float16_b
 
 
 def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
@@ -25,7 +30,7 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
             out = np.asarray(fn(a.padded, b.padded), dtype=np.float32)
             if not keeps_zero:
                 zero_padding(out, a.shape)
-            return Tensor.from_padded(out, a.shape, numerics.output_df)
+            return padded_result(out, a.shape, numerics.output_df)
         shape = broadcast_shape(a.shape, b.shape)
         if shape == a.shape and a.ndim >= 2 and _is_row(b, a):  # bias row or scalar across a tensor
             out = zero_padding(np.asarray(fn(a.padded, _row(b)), dtype=np.float32), shape)
@@ -33,7 +38,7 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
             out = zero_padding(np.asarray(fn(_row(a), b.padded), dtype=np.float32), shape)
         else:
             out = pad(fn(a.logical(), b.logical()))
-    return Tensor.from_padded(out, shape, numerics.output_df)
+    return padded_result(out, shape, numerics.output_df)
 
 
 def _is_row(small: Tensor, big: Tensor) -> bool:
@@ -55,9 +60,21 @@ def multiply_with_fidelity(x: np.ndarray, y: np.ndarray, numerics, x_format=None
                              a_format=x_format, b_format=y_format)
 
 
+def _hifi3_bf16(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """multiply_with_fidelity for HiFi3 on two Float16_b operands' float32 arrays (what
+    fidelity_multiply runs for them, without its frames): fidelity_bf16's path, the general one
+    for a result that is not all finite."""
+    out = fidelity_bf16.multiply(x, y)
+    if out is None:
+        out = fidelity_multiply(x, y, MathFidelity.HiFi3, a_format=_BF16, b_format=_BF16)
+    return out
+
+
 @kernel("Multiply")
 def multiply(inputs, attrs, numerics):
     a, b = inputs[0], inputs[1]
+    if numerics.math_fidelity is MathFidelity.HiFi3 and a.data_format is _BF16 and b.data_format is _BF16:
+        return binary(a, b, _hifi3_bf16, numerics, keeps_zero=True)
     return binary(a, b, lambda x, y: multiply_with_fidelity(x, y, numerics, a.data_format, b.data_format),
                   numerics, keeps_zero=True)
 

@@ -15,6 +15,7 @@ from ..float_errors import ignored
 from ..tensor import Tensor, zero_padding
 from .common import OpArgumentError, axis, result
 from .registry import kernel
+from .rounded import padded_result
 
 
 def _along_last_dim(a: Tensor, dim: int) -> bool:
@@ -35,10 +36,10 @@ def _log_softmax(x: np.ndarray, dim: int, stable: bool) -> np.ndarray:
 
 
 def _softmax(x: np.ndarray, dim: int, stable: bool) -> np.ndarray:
-    if stable:
-        x = x - np.max(x, axis=dim, keepdims=True)
-    e = np.exp(x)
-    return e / np.sum(e, axis=dim, keepdims=True)
+    """exp(x - max) / sum, each step into one new buffer (the same ufuncs as the plain formula)."""
+    e = np.subtract(x, np.maximum.reduce(x, axis=dim, keepdims=True)) if stable else np.array(x, np.float32)
+    np.exp(e, out=e)
+    return np.divide(e, np.add.reduce(e, axis=dim, keepdims=True), out=e)
 
 
 def _normalise(function):
@@ -50,8 +51,10 @@ def _normalise(function):
         stable = bool(attrs.get("stable", True))
         with ignored():
             if _along_last_dim(a, dim):
-                out = np.asarray(function(_masked_rows(a), -1, stable), dtype=np.float32)
-                return Tensor.from_padded(zero_padding(out, a.shape), a.shape, numerics.output_df)
+                # (without padded columns the storage goes in as it is: the functions write no input)
+                x = _masked_rows(a) if a.padded.shape[-1] != a.shape[-1] else a.padded
+                out = np.asarray(function(x, -1, stable), dtype=np.float32)
+                return padded_result(zero_padding(out, a.shape), a.shape, numerics.output_df)
             return result(function(a.logical().reshape(a.shape or (1,)), dim, stable).reshape(a.shape), numerics)
 
     return run
@@ -85,8 +88,11 @@ def layernorm(inputs, attrs, numerics):
     centred[..., cols:] = 0
     var = np.einsum("...i,...i->...", centred, centred)[..., None] / cols
     width = a.padded.shape[-1]
-    out = centred / np.sqrt(var + eps) * _row(gamma, width) + _row(beta, width)
-    return Tensor.from_padded(zero_padding(out.astype(np.float32, copy=False), a.shape), a.shape, numerics.output_df)
+    # centred / sqrt(var + eps) * gamma + beta, in centred's buffer (the same ufuncs, all float32)
+    out = np.divide(centred, np.sqrt(var + eps), out=centred)
+    out = np.multiply(out, _row(gamma, width), out=out)
+    out = np.add(out, _row(beta, width), out=out)
+    return padded_result(zero_padding(out, a.shape), a.shape, numerics.output_df)
 
 
 def _row(t: Tensor, width: int) -> np.ndarray:

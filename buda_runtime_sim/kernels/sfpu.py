@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bf16_gemm import torch_module
 from ..compact_tensor import rounded_compact, unpadded
 from ..float_errors import ignored
 from ..tensor import Tensor, zero_padding
 from .registry import kernel
+from .rounded import padded_result
 
 _ZERO = np.zeros(1, np.float32)
 
@@ -22,18 +24,19 @@ def unary(a: Tensor, fn, numerics, selects: bool = False) -> Tensor:
         if unpadded(a):                  # kept compact: compute on its values, keep the result so
             return rounded_compact(fn(a.logical()), numerics.output_df, held_in=a.data_format if selects else None)
         out = np.asarray(fn(a.padded), dtype=np.float32)
-        keeps_zero = np.all(np.asarray(fn(_ZERO)) == 0)
-    if not keeps_zero:
-        out = zero_padding(out if out is not a.padded else out.copy(), a.shape)
-    return Tensor.from_padded(out, a.shape, numerics.output_df, held_in=a.data_format if selects else None)
+        # (a shape without padding needs no f(0) probe: for Gelu that is a second torch call)
+        if a.padded.shape != a.shape and not np.all(np.asarray(fn(_ZERO)) == 0):
+            out = zero_padding(out if out is not a.padded else out.copy(), a.shape)
+    if selects:
+        return Tensor.from_padded(out, a.shape, numerics.output_df, held_in=a.data_format)
+    return padded_result(out, a.shape, numerics.output_df)
 
 
 def _torch(fn):
     """Run a torch function on a numpy array (torch is imported on first use only)."""
 
     def run(x):
-        import torch
-
+        torch = torch_module()
         return fn(torch, torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy()
 
     return run

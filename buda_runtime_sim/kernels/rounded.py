@@ -1,0 +1,42 @@
+"""Kernel results in the default output format (Float16_b) without the general builders' frames.
+
+A training step builds ~150 results this way; Tensor.from_padded and common.result each pass
+through 2-4 Python frames (formats.quantize's checks, compact_or_padded, pad) before the two
+astype calls that do the rounding. These helpers make those two calls themselves for a float32
+array bound for Float16_b, and hand every other case to the general builder, so the stored bits
+are the same either way (tests/buda_runtime_sim/test_kernel_rounded.py)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from ..dataformat import DataFormat
+from ..float_errors import ignored
+from ..constants import TILE_DIM
+from ..tensor import Tensor
+from .common import result
+
+_BF16 = DataFormat.Float16_b
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_FLOAT32 = np.dtype(np.float32)
+
+
+def padded_result(out: np.ndarray, shape, data_format) -> Tensor:
+    """Tensor.from_padded(out, shape, data_format) (no `held_in`)."""
+    if data_format is _BF16 and type(out) is np.ndarray and out.dtype == _FLOAT32:
+        with ignored():        # (formats.quantize's Float16_b path: rounding may overflow to inf)
+            return Tensor(out.astype(_BFLOAT16).astype(_FLOAT32), shape, _BF16)
+    return Tensor.from_padded(out, shape, data_format)
+
+
+def logical_result(values: np.ndarray, numerics) -> Tensor:
+    """common.result(values, numerics): for float32 values of a tile-multiple shape (>= 2-D) that
+    is rounding and a C-ordered copy (compact_or_padded pads such a shape at once, by
+    np.ascontiguousarray)."""
+    shape = values.shape if type(values) is np.ndarray else None
+    if (numerics.output_df is _BF16 and shape is not None and len(shape) >= 2 and values.dtype == _FLOAT32
+            and shape[-1] % TILE_DIM == 0 and shape[-2] % TILE_DIM == 0):
+        with ignored():
+            return Tensor(values.astype(_BFLOAT16, order="C").astype(_FLOAT32), shape, _BF16)
+    return result(values, numerics)

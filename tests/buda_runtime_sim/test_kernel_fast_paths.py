@@ -1,0 +1,107 @@
+"""Kernels' shortcuts for the default numerics (HiFi3, Float16_b) give the bits of the general code
+they skip: the Multiply kernel's direct fidelity_bf16 call, Softmax on storage without padded
+columns, Layernorm's in-place tail and unary ops without the f(0) probe."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+
+from buda_runtime_sim import fidelity_bf16
+from buda_runtime_sim.compact_tensor import compact_or_padded
+from buda_runtime_sim.dataformat import DataFormat, MathFidelity
+from buda_runtime_sim.float_errors import ignored
+from buda_runtime_sim.kernels import KERNELS
+from buda_runtime_sim.numerics_config import OpNumerics
+from buda_runtime_sim.tensor import Tensor
+
+BF16 = DataFormat.Float16_b
+NUMERICS = OpNumerics()
+# references run outside float_errors.ignored(): overflow and inf - inf are values here, not errors
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+SPECIALS = np.array([np.inf, -np.inf, np.nan, -0.0, 3.3895e38], np.float32)
+
+
+def _bf16(x):
+    return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def _tensor(shape, seed, specials=False, compact=False):
+    rng = np.random.default_rng(seed)
+    x = _bf16(rng.standard_normal(shape) * 3)
+    if specials and x.size:
+        x.reshape(-1)[: min(x.size, 5)] = SPECIALS[: min(x.size, 5)]
+    return compact_or_padded(x, BF16) if compact else Tensor.from_array(x, BF16)
+
+
+def _bits(t: Tensor):
+    return t.shape, t.data_format, t.padded.view(np.uint32).copy()
+
+
+def _same(got: Tensor, want: Tensor):
+    assert got.shape == want.shape and got.data_format == want.data_format
+    np.testing.assert_array_equal(got.padded.view(np.uint32), want.padded.view(np.uint32))
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((4, 32, 64), (4, 32, 64)), ((4, 2, 32, 32), ()), ((4, 64), (4, 64)),
+                                              ((3, 40), (40,)), ((), (4, 32, 64)), ((4, 30, 50), (4, 30, 50))])
+@pytest.mark.parametrize("specials", [False, True])
+@pytest.mark.parametrize("compact", [False, True])
+def test_multiply_kernel_fast_path_is_the_general_path(monkeypatch, shape_a, shape_b, specials, compact):
+    a, b = _tensor(shape_a, 1, specials, compact), _tensor(shape_b, 2)
+    calls = []
+    real = fidelity_bf16.multiply
+    monkeypatch.setattr(fidelity_bf16, "multiply", lambda x, y: calls.append(1) or real(x, y))
+    with ignored():
+        fast = KERNELS["Multiply"]([a, b], {}, NUMERICS)
+        assert calls                                                   # the fast path was tried
+        monkeypatch.setattr(fidelity_bf16, "multiply", lambda x, y: None)
+        general = KERNELS["Multiply"]([a, b], {}, NUMERICS)
+    _same(fast, general)
+
+
+def _reference_softmax(x, dim):
+    """The kernel's formula before its buffers were reused."""
+    x = x - np.max(x, axis=dim, keepdims=True)
+    e = np.exp(x)
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(4, 2, 32, 32), (4, 32, 64), (2, 30, 50), (64,)])
+def test_softmax_bits(shape):
+    a = _tensor(shape, 3, specials=True)
+    before = a.padded.copy()
+    with ignored():
+        got = KERNELS["Softmax"]([a], {"dim": -1}, NUMERICS)
+        want = _reference_softmax(a.logical().reshape(a.shape), -1)
+    np.testing.assert_array_equal(a.padded, before)                    # the input's storage is not written
+    _same(got, Tensor.from_array(want, BF16))
+
+
+def _reference_layernorm(x, gamma, beta, eps):
+    """The kernel's padded-storage formula, in float32, with fresh arrays at each step."""
+    cols = x.shape[-1]
+    mean = x.sum(axis=-1, keepdims=True) / cols
+    centred = x - mean
+    var = np.einsum("...i,...i->...", centred, centred)[..., None] / cols
+    return centred / np.sqrt(var + eps) * gamma + beta
+
+
+@pytest.mark.parametrize("shape", [(4, 32, 64), (2, 32, 96)])
+def test_layernorm_bits(shape):
+    a, gamma, beta = _tensor(shape, 4, specials=True), _tensor(shape[-1:], 5), _tensor(shape[-1:], 6)
+    with ignored():
+        got = KERNELS["Layernorm"]([a, gamma, beta], {"dim": -1, "epsilon": 1e-12}, NUMERICS)
+        want = _reference_layernorm(a.logical(), gamma.logical(), beta.logical(), 1e-12)
+    _same(got, Tensor.from_array(want.astype(np.float32), BF16))
+
+
+@pytest.mark.parametrize("shape", [(4, 32, 256), (3, 40), (5,)])
+@pytest.mark.parametrize("op, reference", [("Gelu", lambda t: torch.nn.functional.gelu(t)), ("Exp", lambda t: torch.from_numpy(np.exp(t.numpy()))),
+                                           ("Sigmoid", torch.sigmoid)])
+def test_unary_bits_and_zero_padding(shape, op, reference):
+    """exp and sigmoid map 0 to non-zero: with padding present it must stay zero; without, no probe."""
+    a = _tensor(shape, 7, specials=True)
+    got = KERNELS[op]([a], {}, NUMERICS)
+    want = reference(torch.from_numpy(a.logical().copy())).numpy()
+    _same(got, Tensor.from_array(want, BF16))
