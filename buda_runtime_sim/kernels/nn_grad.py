@@ -16,9 +16,11 @@ import threading
 
 import numpy as np
 
+from ..bf16_gemm import torch_module
 from ..float_errors import ignored
 from .common import OpArgumentError, axis, result
 from .registry import kernel
+from .rounded import logical_result
 
 # Which gradient a LayernormBw computes: PyBuda's backward is asked per operand of the forward op.
 LAYERNORM_OPERANDS = {0: "input", 1: "weights", 2: "bias"}
@@ -38,8 +40,7 @@ def layernorm_gradients(grad: np.ndarray, x: np.ndarray, gamma: np.ndarray, dim:
     and the input and weight gradients come from torch's layer-norm kernels, both gradients from
     one backward call (one vectorised pass each, twice as fast as the ~18 numpy passes of the
     formula at BERT sizes; each gradient's values do not depend on which others are asked for)."""
-    import torch
-
+    torch = torch_module()
     dim = dim % x.ndim
     out = {}
     if 2 in operands:
@@ -63,17 +64,33 @@ def layernorm_gradients(grad: np.ndarray, x: np.ndarray, gamma: np.ndarray, dim:
 
 def softmax_bw_values(output: np.ndarray, grad: np.ndarray, dim: int) -> np.ndarray:
     """The gradient of softmax along `dim` from its output y: y * (grad - sum(grad * y))."""
-    return output * (grad - np.sum(grad * output, axis=dim, keepdims=True))
+    out = grad * output
+    if type(out) is not np.ndarray or out.dtype != np.float32 or output.dtype != np.float32 or grad.dtype != np.float32:
+        return output * (grad - np.sum(out, axis=dim, keepdims=True))
+    # the same ufuncs on float32 (np.sum is add.reduce), into one buffer
+    return np.multiply(output, np.subtract(grad, np.add.reduce(out, axis=dim, keepdims=True), out=out), out=out)
 
 
 def gelu_derivative_values(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     """d/dx gelu(x) (Phi(x) + x * phi(x), or the tanh form's derivative) in float32: torch's own
     gelu backward for a unit gradient, one vectorised pass (2.5x faster than the formula in
     torch ops)."""
-    import torch
-
+    torch = torch_module()
     t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
-    return torch.ops.aten.gelu_backward(torch.ones_like(t), t, approximate=approximate).numpy()
+    return torch.ops.aten.gelu_backward(_ones(torch, t), t, approximate=approximate).numpy()
+
+
+_ones_kept = None
+
+
+def _ones(torch, like):
+    """torch.ones_like(like) for a contiguous float32 `like`, the last one made kept for the next call
+    of that shape (gelu_backward only reads it; a training step asks for the same shape each time)."""
+    global _ones_kept
+    ones = _ones_kept
+    if ones is None or ones.shape != like.shape:
+        ones = _ones_kept = torch.ones_like(like)
+    return ones
 
 
 def _same_shape(argument: str, t, like, like_name: str) -> None:
@@ -102,27 +119,42 @@ def layernorm_bw(inputs, attrs, numerics):
             outs = layernorm_gradients(grad.logical().reshape(shape), a.logical().reshape(shape),
                                        gamma.logical().reshape(gamma.shape), dim, epsilon, pair)
         if len(pair) == 2:
-            _kept.entry = (tuple(inputs), dim, epsilon, 1 - operand, outs[1 - operand])
+            entries = _kept_entries()
+            entries.append((tuple(inputs), dim, epsilon, 1 - operand, outs[1 - operand]))
+            del entries[:-KEPT_PAIRS]
         out = outs[operand]
-    return result(out.reshape(a.shape if operand == 0 else gamma.shape), numerics)
+    return logical_result(out.reshape(a.shape if operand == 0 else gamma.shape), numerics)
 
 
 # A layer norm's input and weight gradients share their statistics and one torch backward call
-# (a training graph asks for both, one after the other): the first LayernormBw of such a pair
-# computes both and keeps the other here, for the next call in this thread only, and only if that
-# call is on the very same tensor objects (device tensors are never written in place).
+# (a training graph asks for both): the first LayernormBw of such a pair computes both and keeps
+# the other here, for a later call in this thread on the very same tensor objects (device tensors
+# are never written in place), which takes it out. The pair's calls need not be adjacent (a
+# training step asks for a first layer norm's dx in one backward program and its dgamma in the
+# next, 130 kernel calls later), so the last KEPT_PAIRS entries are kept; an entry whose partner
+# never comes holds its tensors until KEPT_PAIRS newer pairs push it out.
+KEPT_PAIRS = 4
 _kept = threading.local()
 
 
+def _kept_entries() -> list:
+    entries = getattr(_kept, "entries", None)
+    if entries is None:
+        entries = _kept.entries = []
+    return entries
+
+
 def _kept_gradient(inputs, dim: int, epsilon: float, operand: int):
-    """The float32 gradient the previous call kept for this call, or None (and nothing is kept on)."""
-    entry = getattr(_kept, "entry", None)
-    _kept.entry = None
-    if entry is None:
+    """The float32 gradient an earlier call kept for this call (taken out of the kept entries), or None."""
+    entries = getattr(_kept, "entries", None)
+    if not entries:
         return None
-    tensors, kept_dim, kept_epsilon, kept_operand, values = entry
-    same = all(x is y for x, y in zip(tensors, inputs)) and len(tensors) == len(inputs)
-    return values if same and (kept_dim, kept_epsilon, kept_operand) == (dim, epsilon, operand) else None
+    for k, (tensors, kept_dim, kept_epsilon, kept_operand, values) in enumerate(entries):
+        if (len(tensors) == len(inputs) and all(x is y for x, y in zip(tensors, inputs))
+                and (kept_dim, kept_epsilon, kept_operand) == (dim, epsilon, operand)):
+            del entries[k]
+            return values
+    return None
 
 
 @kernel("SoftmaxBw")
@@ -134,7 +166,7 @@ def softmax_bw(inputs, attrs, numerics):
     shape = output.shape or (1,)
     with ignored():
         out = softmax_bw_values(output.logical().reshape(shape), grad.logical().reshape(shape), dim)
-    return result(out.reshape(output.shape), numerics)
+    return logical_result(out.reshape(output.shape), numerics)
 
 
 @kernel("GeluDerivative")
@@ -142,4 +174,4 @@ def gelu_derivative(inputs, attrs, numerics):
     a = inputs[0]
     with ignored():
         out = gelu_derivative_values(a.logical(), attrs.get("approximate", "none"))
-    return result(out.reshape(a.shape), numerics)
+    return logical_result(out.reshape(a.shape), numerics)

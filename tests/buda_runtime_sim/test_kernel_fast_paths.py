@@ -11,7 +11,7 @@ from buda_runtime_sim import fidelity_bf16
 from buda_runtime_sim.compact_tensor import compact_or_padded
 from buda_runtime_sim.dataformat import DataFormat, MathFidelity
 from buda_runtime_sim.float_errors import ignored
-from buda_runtime_sim.kernels import KERNELS
+from buda_runtime_sim.kernels import KERNELS, nn_grad
 from buda_runtime_sim.numerics_config import OpNumerics
 from buda_runtime_sim.tensor import Tensor
 
@@ -105,3 +105,26 @@ def test_unary_bits_and_zero_padding(shape, op, reference):
     got = KERNELS[op]([a], {}, NUMERICS)
     want = reference(torch.from_numpy(a.logical().copy())).numpy()
     _same(got, Tensor.from_array(want, BF16))
+
+
+@pytest.mark.parametrize("shape, dim", [((4, 2, 32, 32), -1), ((3, 5, 7), 1), ((6,), 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_bw_values_is_the_plain_formula(shape, dim, dtype):
+    rng = np.random.default_rng(8)
+    y, g = rng.random(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    want = y * (g - np.sum(g * y, axis=dim, keepdims=True))
+    got = nn_grad.softmax_bw_values(y, g, dim)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gelu_derivative_values_with_a_kept_ones_tensor():
+    """The kept unit gradient is reused for a shape only: every call is torch's own gelu_backward."""
+    rng = np.random.default_rng(9)
+    for shape in [(4, 32, 256), (4, 32, 256), (3, 7), (4, 32, 256)]:
+        x = rng.standard_normal(shape).astype(np.float32) * 4
+        t = torch.from_numpy(x)
+        for approximate in ("none", "tanh"):
+            want = torch.ops.aten.gelu_backward(torch.ones_like(t), t, approximate=approximate).numpy()
+            np.testing.assert_array_equal(nn_grad.gelu_derivative_values(x, approximate).view(np.uint32),
+                                          want.view(np.uint32))

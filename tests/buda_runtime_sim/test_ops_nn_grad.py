@@ -114,11 +114,13 @@ def test_misuse_names_op_and_argument(call, prefix):
 
 
 def test_input_and_weight_gradients_share_one_computation_only_for_the_same_tensors():
-    """The first of a dx/dgamma pair keeps the other gradient for the next call on the same tensors
-    (nn_grad._kept): the kept values are a fresh call's bits, and other tensors never see them."""
+    """The first of a dx/dgamma pair keeps the other gradient for a later call on the same tensors
+    (nn_grad._kept): the kept values are a fresh call's bits, other tensors never see them, calls
+    on other tensors in between do not drop them, and at most KEPT_PAIRS entries are kept."""
     from buda_runtime_sim.kernels import nn_grad
     from buda_runtime_sim.tensor import Tensor
 
+    nn_grad._kept.entries = []
     g, x, w = (Tensor.from_array(_data(*s), DataFormat.Float16_b) for s in ((4, 32, 64), (4, 32, 64), (64,)))
     fresh = {op: layernorm_bw_values(g.numpy(), x.numpy(), w.numpy(), -1, 1e-12, op) for op in (0, 1)}
 
@@ -127,10 +129,18 @@ def test_input_and_weight_gradients_share_one_computation_only_for_the_same_tens
 
     for first, second in ((0, 1), (1, 0)):
         assert np.array_equal(call(first).numpy(), _bf16(fresh[first]))
-        assert nn_grad._kept.entry is not None
+        assert len(nn_grad._kept.entries) == 1
         assert np.array_equal(call(second).numpy(), _bf16(fresh[second]))   # taken from the kept entry
-        assert nn_grad._kept.entry is None
+        assert nn_grad._kept.entries == []
     call(0)
     other_x = Tensor.from_array(_data(4, 32, 64), DataFormat.Float16_b)      # not the kept pair's tensors
     want = layernorm_bw_values(g.numpy(), other_x.numpy(), w.numpy(), -1, 1e-12, 1)
     assert np.array_equal(call(1, (g, other_x, w)).numpy(), _bf16(want))
+    assert len(nn_grad._kept.entries) == 2                 # the other pair's dx kept, the first dgamma not dropped
+    entries = list(nn_grad._kept.entries)
+    assert np.array_equal(call(1).numpy(), _bf16(fresh[1]))                 # taken out after the other call
+    assert nn_grad._kept.entries == entries[1:]
+    for _ in range(nn_grad.KEPT_PAIRS + 2):
+        call(0, (g, Tensor.from_array(_data(4, 32, 64), DataFormat.Float16_b), w))
+    assert len(nn_grad._kept.entries) == nn_grad.KEPT_PAIRS
+    nn_grad._kept.entries = []
