@@ -8,6 +8,7 @@ import numpy as np
 from .common import broadcast_shape, result
 from .eltwise import binary
 from .registry import kernel
+from .rounded import logical_result
 
 
 def _as_float(fn):
@@ -47,4 +48,4 @@ def where(inputs, attrs, numerics):
     """condition ? a : b, broadcasting all three."""
     condition, a, b = (t.logical() for t in inputs)
     broadcast_shape(broadcast_shape(condition.shape, a.shape, "operandA"), b.shape)
-    return result(np.where(condition != 0, a, b), numerics)
+    return logical_result(np.where(condition != 0, a, b), numerics)

@@ -85,7 +85,8 @@ def layernorm(inputs, attrs, numerics):
     cols = a.shape[-1]
     mean = a.padded.sum(axis=-1, keepdims=True) / cols  # padding adds zeros to the sum
     centred = a.padded - mean
-    centred[..., cols:] = 0
+    if cols != a.padded.shape[-1]:
+        centred[..., cols:] = 0
     var = np.einsum("...i,...i->...", centred, centred)[..., None] / cols
     width = a.padded.shape[-1]
     # centred / sqrt(var + eps) * gamma + beta, in centred's buffer (the same ufuncs, all float32)
@@ -97,7 +98,9 @@ def layernorm(inputs, attrs, numerics):
 
 def _row(t: Tensor, width: int) -> np.ndarray:
     """A per-column parameter (any shape holding C values) as a zero-padded row of `width`."""
-    row = np.zeros(width, np.float32)
     values = t.logical().reshape(-1)
+    if values.size == width and values.dtype == np.float32:     # nothing to pad: the values as they are
+        return values
+    row = np.zeros(width, np.float32)
     row[: values.size] = values
     return row

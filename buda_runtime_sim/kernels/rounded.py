@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dataformat import DataFormat
 from ..float_errors import ignored
+from ..compact_tensor import CompactTensor
 from ..constants import TILE_DIM
 from ..tensor import Tensor
 from .common import result
@@ -31,12 +32,13 @@ def padded_result(out: np.ndarray, shape, data_format) -> Tensor:
 
 
 def logical_result(values: np.ndarray, numerics) -> Tensor:
-    """common.result(values, numerics): for float32 values of a tile-multiple shape (>= 2-D) that
-    is rounding and a C-ordered copy (compact_or_padded pads such a shape at once, by
-    np.ascontiguousarray)."""
-    shape = values.shape if type(values) is np.ndarray else None
-    if (numerics.output_df is _BF16 and shape is not None and len(shape) >= 2 and values.dtype == _FLOAT32
-            and shape[-1] % TILE_DIM == 0 and shape[-2] % TILE_DIM == 0):
+    """common.result(values, numerics). For float32 values bound for Float16_b that is rounding,
+    then compact_or_padded's choice: a tile-multiple shape (>= 2-D) is padded at once (a C-ordered
+    copy, as pad's np.ascontiguousarray makes), any other shape kept compact."""
+    if numerics.output_df is _BF16 and type(values) is np.ndarray and values.dtype == _FLOAT32:
+        shape = values.shape
         with ignored():
-            return Tensor(values.astype(_BFLOAT16, order="C").astype(_FLOAT32), shape, _BF16)
+            if len(shape) >= 2 and shape[-1] % TILE_DIM == 0 and shape[-2] % TILE_DIM == 0:
+                return Tensor(values.astype(_BFLOAT16, order="C").astype(_FLOAT32), shape, _BF16)
+            return CompactTensor(values.astype(_BFLOAT16).astype(_FLOAT32), _BF16)
     return result(values, numerics)

@@ -21,6 +21,7 @@ def _values(shape, seed=0):
 
 def _same(got: Tensor, want: Tensor):
     assert type(got) is type(want)
+    np.testing.assert_array_equal(got.logical().view(np.uint32), want.logical().view(np.uint32))
     assert got.shape == want.shape and got.data_format == want.data_format
     assert got.padded.dtype == want.padded.dtype and got.padded.flags.c_contiguous == want.padded.flags.c_contiguous
     np.testing.assert_array_equal(got.padded.view(np.uint32), want.padded.view(np.uint32))
