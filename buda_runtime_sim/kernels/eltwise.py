@@ -31,12 +31,15 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
             if not keeps_zero:
                 zero_padding(out, a.shape)
             return padded_result(out, a.shape, numerics.output_df)
-        shape = broadcast_shape(a.shape, b.shape)
-        if shape == a.shape and a.ndim >= 2 and _is_row(b, a):  # bias row or scalar across a tensor
+        # a bias row or scalar across a tensor broadcasts to that tensor's shape (no np.broadcast_shapes)
+        if a.ndim >= 2 and _is_row(b, a):
+            shape = a.shape
             out = zero_padding(np.asarray(fn(a.padded, _row(b)), dtype=np.float32), shape)
-        elif shape == b.shape and b.ndim >= 2 and _is_row(a, b):
+        elif b.ndim >= 2 and _is_row(a, b):
+            shape = b.shape
             out = zero_padding(np.asarray(fn(_row(a), b.padded), dtype=np.float32), shape)
         else:
+            shape = broadcast_shape(a.shape, b.shape)
             out = pad(fn(a.logical(), b.logical()))
     return padded_result(out, shape, numerics.output_df)
 

@@ -128,3 +128,19 @@ def test_gelu_derivative_values_with_a_kept_ones_tensor():
             want = torch.ops.aten.gelu_backward(torch.ones_like(t), t, approximate=approximate).numpy()
             np.testing.assert_array_equal(nn_grad.gelu_derivative_values(x, approximate).view(np.uint32),
                                           want.view(np.uint32))
+
+
+@pytest.mark.parametrize("shapes, argument", [(((3, 4), (5,), (3, 4)), "operandA"), (((3, 4), (4,), (2, 4)), "operandB")])
+def test_where_names_the_operand_that_does_not_broadcast(shapes, argument):
+    from buda_runtime_sim.kernels.common import OpArgumentError
+
+    inputs = [_tensor(shape, k) for k, shape in enumerate(shapes)]
+    with pytest.raises(OpArgumentError) as caught:
+        KERNELS["Where"](inputs, {}, NUMERICS)
+    assert caught.value.argument == argument
+
+
+def test_where_broadcasts_a_scalar_and_a_column():
+    condition, a, b = _tensor((4, 2, 32, 1), 1, compact=True), _tensor((), 2), _tensor((4, 2, 32, 32), 3)
+    want = np.where(condition.logical() != 0, a.logical(), b.logical())
+    _same(KERNELS["Where"]([condition, a, b], {}, NUMERICS), Tensor.from_array(want, BF16))
