@@ -52,7 +52,11 @@ def layernorm_gradients(grad: np.ndarray, x: np.ndarray, gamma: np.ndarray, dim:
               for a in (grad, x))
     tw = torch.from_numpy(np.ascontiguousarray(gamma, dtype=np.float32).reshape(-1))
     size = [x.shape[dim]]
-    _, mean, rstd = torch.ops.aten.native_layer_norm(tx, size, None, None, float(epsilon))
+    # Only mean and rstd are used. torch computes them before, and apart from, the weight (its CPU
+    # kernel, aten/src/ATen/native/cpu/layer_norm_kernel.cpp: RowwiseMoments per row), but without
+    # a weight it writes the discarded output in a scalar loop: passing it is ~4 us less a call
+    # (tests/buda_runtime_sim/test_kernel_fast_paths.py checks the statistics do not change).
+    _, mean, rstd = torch.ops.aten.native_layer_norm(tx, size, tw, None, float(epsilon))
     dx, dgamma, _ = torch.ops.aten.native_layer_norm_backward(tg, tx, size, mean, rstd, tw, None,
                                                               [0 in operands, 1 in operands, False])
     if 1 in operands:

@@ -144,3 +144,17 @@ def test_where_broadcasts_a_scalar_and_a_column():
     condition, a, b = _tensor((4, 2, 32, 1), 1, compact=True), _tensor((), 2), _tensor((4, 2, 32, 32), 3)
     want = np.where(condition.logical() != 0, a.logical(), b.logical())
     _same(KERNELS["Where"]([condition, a, b], {}, NUMERICS), Tensor.from_array(want, BF16))
+
+
+@pytest.mark.parametrize("shape", [(4, 32, 64), (128, 256), (3, 5, 7), (2, 33, 96)])
+def test_layer_norm_statistics_do_not_depend_on_the_weight(shape):
+    """nn_grad.layernorm_gradients passes the weight to native_layer_norm only for speed."""
+    rng = np.random.default_rng(10)
+    for scale in (1e-20, 1.0, 1e20):
+        x = (rng.standard_normal(shape) * scale).astype(np.float32)
+        x.reshape(-1)[:3] = [np.inf, np.nan, -0.0]
+        t, n = torch.from_numpy(x), shape[-1]
+        plain = torch.ops.aten.native_layer_norm(t, [n], None, None, 1e-12)[1:]
+        weighted = torch.ops.aten.native_layer_norm(t, [n], torch.randn(n) * 100, None, 1e-12)[1:]
+        for p, w in zip(plain, weighted):
+            np.testing.assert_array_equal(p.numpy().view(np.uint32), w.numpy().view(np.uint32))
