@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dataformat import DataFormat
 from .common import broadcast_shape, result
 from .eltwise import binary
 from .registry import kernel
@@ -31,7 +32,8 @@ COMPARISONS = {
 def _register_comparison(op_type: str, fn, keeps_zero: bool) -> None:
     @kernel(op_type)
     def compare(inputs, attrs, numerics):
-        return binary(inputs[0], inputs[1], _as_float(fn), numerics, keeps_zero=keeps_zero)
+        # (truth values are bfloat16 values: no rounding pass for a Float16_b or Float32 output)
+        return binary(inputs[0], inputs[1], _as_float(fn), numerics, keeps_zero=keeps_zero, held_in=DataFormat.Float16_b)
 
 
 for _op, (_fn, _keeps_zero) in COMPARISONS.items():
@@ -52,4 +54,6 @@ def where(inputs, attrs, numerics):
     except ValueError:      # shapes that do not broadcast: the operand at fault named (~8 us less when they do)
         broadcast_shape(broadcast_shape(condition.shape, a.shape, "operandA"), b.shape)
         raise
-    return logical_result(out, numerics)
+    # every value is one of a's or b's: held in their format when they share one (as Relu's are)
+    held_in = inputs[1].data_format if inputs[1].data_format == inputs[2].data_format else None
+    return logical_result(out, numerics, held_in)

@@ -18,19 +18,20 @@ from .rounded import padded_result
 _BF16 = DataFormat.Float16_b
 
 
-def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
+def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool, held_in=None) -> Tensor:
     """Apply `fn` to two tensors, on padded storage when their layouts allow it.
 
     keeps_zero: fn(0, 0) == 0, so padding stays zero when both operands share a layout.
+    held_in: a format holding every value fn gives (Tensor.from_padded's `held_in`).
     """
     with ignored():
         if unpadded(a) or unpadded(b):   # an operand kept compact: compute on values, keep the result so
-            return rounded_compact(fn(a.logical(), b.logical()), numerics.output_df)
+            return rounded_compact(fn(a.logical(), b.logical()), numerics.output_df, held_in)
         if a.shape == b.shape:
             out = np.asarray(fn(a.padded, b.padded), dtype=np.float32)
             if not keeps_zero:
                 zero_padding(out, a.shape)
-            return padded_result(out, a.shape, numerics.output_df)
+            return padded_result(out, a.shape, numerics.output_df, held_in)
         # a bias row or scalar across a tensor broadcasts to that tensor's shape (no np.broadcast_shapes)
         if a.ndim >= 2 and _is_row(b, a):
             shape = a.shape
@@ -41,7 +42,7 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool) -> Tensor:
         else:
             shape = broadcast_shape(a.shape, b.shape)
             out = pad(fn(a.logical(), b.logical()))
-    return padded_result(out, shape, numerics.output_df)
+    return padded_result(out, shape, numerics.output_df, held_in)
 
 
 def _is_row(small: Tensor, big: Tensor) -> bool:

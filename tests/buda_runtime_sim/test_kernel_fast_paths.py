@@ -158,3 +158,21 @@ def test_layer_norm_statistics_do_not_depend_on_the_weight(shape):
         weighted = torch.ops.aten.native_layer_norm(t, [n], torch.randn(n) * 100, None, 1e-12)[1:]
         for p, w in zip(plain, weighted):
             np.testing.assert_array_equal(p.numpy().view(np.uint32), w.numpy().view(np.uint32))
+
+
+@pytest.mark.parametrize("output_df", [DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b])
+@pytest.mark.parametrize("compact", [False, True])
+def test_where_and_comparisons_skip_only_rounding_that_changes_nothing(output_df, compact):
+    """Where's values are its operands' (held in their shared format) and comparisons' are 0 and 1:
+    the results equal the rounded ones, specials included; a block-float output is still rounded."""
+    from buda_runtime_sim.kernels.common import result
+
+    numerics = OpNumerics(output_df=output_df)
+    condition = _tensor((4, 2, 32, 1) if compact else (4, 2, 32, 32), 1, compact=compact)
+    a, b = _tensor((4, 2, 32, 32), 2, specials=True), _tensor((), 3)
+    with ignored():
+        got = KERNELS["Where"]([condition, a, b], {}, numerics)
+        _same(got, result(np.where(condition.logical() != 0, a.logical(), b.logical()), numerics))
+        for op, fn in (("NotEqual", np.not_equal), ("Less", np.less), ("Equal", np.equal)):
+            got = KERNELS[op]([condition, a], {}, numerics)
+            _same(got, result(fn(condition.logical(), a.logical()).astype(np.float32), numerics))
