@@ -73,49 +73,47 @@ def test_results_are_aligned_views_read_back_without_a_copy(monkeypatch):
 _gather = FlatLayout.gather
 
 
-def test_a_weight_written_in_place_is_read_as_written():
-    """Reading the buffer whole reads each view's memory: what the loop would read."""
-    make = lambda: SGD(0.1)  # noqa: E731
+def _flat_and_loop(make, run) -> None:
+    """`run(optimizer)` on the flat path and on the per-weight loop gives the same bits."""
     results = []
     for flat in (True, False):
         optimizer = make()
         optimizer.elementwise = flat
         optimizer.bind(list(SHAPES))
-        params = optimizer.step(_values(0), _values(1))
-        params["w"][3, 4] = 123.0
-        results.append(optimizer.step(params, _values(2)))
+        results.append(run(optimizer))
     for name in SHAPES:
         np.testing.assert_array_equal(_bits(results[0][name]), _bits(results[1][name]))
 
 
+def test_a_weight_written_in_place_is_read_as_written():
+    """Reading the buffer whole reads each view's memory: what the loop would read."""
+    def run(optimizer):
+        params = optimizer.step(_values(0), _values(1))
+        params["w"][3, 4] = 123.0
+        return optimizer.step(params, _values(2))
+
+    _flat_and_loop(lambda: SGD(0.1), run)
+
+
 def test_replaced_views_and_mixed_state_fall_back_with_the_same_bits():
-    make = lambda: SGD(0.1, momentum=0.9)  # noqa: E731
-    results = []
-    for flat in (True, False):
-        optimizer = make()
-        optimizer.elementwise = flat
-        optimizer.bind(list(SHAPES))
+    def run(optimizer):
         params = optimizer.step(_values(0), _values(1))
         params["b"] = params["b"] + 1                         # no longer the buffer's view
         del optimizer.state["s"]                              # one parameter without momentum: the loop
         params = dict(params, **optimizer.step(params, _values(2)))
-        results.append(dict(params, **optimizer.step(params, _values(3))))
-    for name in SHAPES:
-        np.testing.assert_array_equal(_bits(results[0][name]), _bits(results[1][name]))
+        return dict(params, **optimizer.step(params, _values(3)))
+
+    _flat_and_loop(lambda: SGD(0.1, momentum=0.9), run)
 
 
 def test_state_of_another_shape_takes_the_loop():
     """A loaded momentum of shape (1,) broadcasts in the rule: the loop's result, not a misread slot."""
-    results = []
-    for flat in (True, False):
-        optimizer = SGD(0.1, momentum=0.9)
-        optimizer.elementwise = flat
-        optimizer.bind(list(SHAPES))
+    def run(optimizer):
         optimizer.load_state_dict({"learning_rate": 0.1, "state": {
             n: {"momentum_buffer": np.full((1,) if n == "w" else s, 0.5, np.float32)} for n, s in SHAPES.items()}})
-        results.append(optimizer.step(_values(0), _values(1)))
-    for name in SHAPES:
-        np.testing.assert_array_equal(_bits(results[0][name]), _bits(results[1][name]))
+        return optimizer.step(_values(0), _values(1))
+
+    _flat_and_loop(lambda: SGD(0.1, momentum=0.9), run)
 
 
 def test_state_dict_round_trip_on_the_flat_path():
