@@ -7,11 +7,18 @@ padding after an f(0) != 0 (`tensor.zero_padding`).
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..compact_tensor import compact_or_padded
-from ..formats import quantize
+from ..dataformat import DataFormat
+from ..float_errors import ignored
+from ..formats import holds_exactly, quantize
 from ..tensor import Tensor
+
+_BF16 = DataFormat.Float16_b
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_FLOAT32 = np.dtype(np.float32)
 
 
 class OpArgumentError(ValueError):
@@ -49,15 +56,22 @@ def broadcast_shape(shape_a, shape_b, argument: str = "operandB") -> tuple[int, 
         raise OpArgumentError(argument, f"of shape {tuple(shape_b)} does not broadcast with {tuple(shape_a)}") from None
 
 
-def result(values: np.ndarray, numerics) -> Tensor:
+def result(values: np.ndarray, numerics, held_in=None) -> Tensor:
     """A kernel's logical float result as a device tensor: rounded to the output format, zero-padded.
 
     Rounding before padding gives the same storage as rounding the padded array (every format
     rounds zero to zero, and zeros appended to a row never move a block-float block's shared
     exponent: formats.quantize) without rounding the padding: a reduction's [.., 32, 1] result
-    pads to 32 times its size."""
+    pads to 32 times its size. `held_in`: every value is one of a tensor held in that format (a
+    select): no rounding where the output format holds it exactly (as Tensor.from_padded decides)."""
+    output_df = numerics.output_df
+    if held_in is not None and holds_exactly(output_df, held_in):
+        return compact_or_padded(np.asarray(values, dtype=np.float32), output_df)
+    if output_df is _BF16 and type(values) is np.ndarray and values.dtype == _FLOAT32:
+        with ignored():   # the default format, as formats.quantize rounds it, without its frames; C-ordered
+            return compact_or_padded(values.astype(_BFLOAT16, order="C").astype(_FLOAT32), output_df)
     values = np.asarray(values, dtype=np.float32)
-    return compact_or_padded(quantize(values, numerics.output_df), numerics.output_df)
+    return compact_or_padded(quantize(values, output_df), output_df)
 
 
 def moved(a: Tensor, values: np.ndarray) -> Tensor:

@@ -9,7 +9,6 @@ from ..dataformat import DataFormat
 from .common import broadcast_shape, result
 from .eltwise import binary
 from .registry import kernel
-from .rounded import logical_result
 
 
 def _as_float(fn):
@@ -56,4 +55,4 @@ def where(inputs, attrs, numerics):
         raise
     # every value is one of a's or b's: held in their format when they share one (as Relu's are)
     held_in = inputs[1].data_format if inputs[1].data_format == inputs[2].data_format else None
-    return logical_result(out, numerics, held_in)
+    return result(out, numerics, held_in)

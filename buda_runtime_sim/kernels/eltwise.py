@@ -13,7 +13,6 @@ from ..float_errors import ignored
 from ..tensor import Tensor, pad, zero_padding
 from .common import broadcast_shape
 from .registry import kernel
-from .rounded import padded_result
 
 _BF16 = DataFormat.Float16_b
 
@@ -31,7 +30,7 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool, held_in=None) -
             out = np.asarray(fn(a.padded, b.padded), dtype=np.float32)
             if not keeps_zero:
                 zero_padding(out, a.shape)
-            return padded_result(out, a.shape, numerics.output_df, held_in)
+            return Tensor.from_padded(out, a.shape, numerics.output_df, held_in)
         # a bias row or scalar across a tensor broadcasts to that tensor's shape (no np.broadcast_shapes)
         if a.ndim >= 2 and _is_row(b, a):
             shape = a.shape
@@ -42,7 +41,7 @@ def binary(a: Tensor, b: Tensor, fn, numerics, keeps_zero: bool, held_in=None) -
         else:
             shape = broadcast_shape(a.shape, b.shape)
             out = pad(fn(a.logical(), b.logical()))
-    return padded_result(out, shape, numerics.output_df, held_in)
+    return Tensor.from_padded(out, shape, numerics.output_df, held_in)
 
 
 def _is_row(small: Tensor, big: Tensor) -> bool:

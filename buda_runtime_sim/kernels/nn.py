@@ -15,7 +15,6 @@ from ..float_errors import ignored
 from ..tensor import Tensor, zero_padding
 from .common import OpArgumentError, axis, result
 from .registry import kernel
-from .rounded import padded_result
 
 
 def _along_last_dim(a: Tensor, dim: int) -> bool:
@@ -54,7 +53,7 @@ def _normalise(function):
                 # (without padded columns the storage goes in as it is: the functions write no input)
                 x = _masked_rows(a) if a.padded.shape[-1] != a.shape[-1] else a.padded
                 out = np.asarray(function(x, -1, stable), dtype=np.float32)
-                return padded_result(zero_padding(out, a.shape), a.shape, numerics.output_df)
+                return Tensor.from_padded(zero_padding(out, a.shape), a.shape, numerics.output_df)
             return result(function(a.logical().reshape(a.shape or (1,)), dim, stable).reshape(a.shape), numerics)
 
     return run
@@ -93,7 +92,7 @@ def layernorm(inputs, attrs, numerics):
     out = np.divide(centred, np.sqrt(var + eps), out=centred)
     out = np.multiply(out, _row(gamma, width), out=out)
     out = np.add(out, _row(beta, width), out=out)
-    return padded_result(zero_padding(out, a.shape), a.shape, numerics.output_df)
+    return Tensor.from_padded(zero_padding(out, a.shape), a.shape, numerics.output_df)
 
 
 def _row(t: Tensor, width: int) -> np.ndarray:

@@ -20,7 +20,6 @@ from ..bf16_gemm import torch_module
 from ..float_errors import ignored
 from .common import OpArgumentError, axis, result
 from .registry import kernel
-from .rounded import logical_result
 
 # Which gradient a LayernormBw computes: PyBuda's backward is asked per operand of the forward op.
 LAYERNORM_OPERANDS = {0: "input", 1: "weights", 2: "bias"}
@@ -127,7 +126,7 @@ def layernorm_bw(inputs, attrs, numerics):
             entries.append((tuple(inputs), dim, epsilon, 1 - operand, outs[1 - operand]))
             del entries[:-KEPT_PAIRS]
         out = outs[operand]
-    return logical_result(out.reshape(a.shape if operand == 0 else gamma.shape), numerics)
+    return result(out.reshape(a.shape if operand == 0 else gamma.shape), numerics)
 
 
 # A layer norm's input and weight gradients share their statistics and one torch backward call
@@ -170,7 +169,7 @@ def softmax_bw(inputs, attrs, numerics):
     shape = output.shape or (1,)
     with ignored():
         out = softmax_bw_values(output.logical().reshape(shape), grad.logical().reshape(shape), dim)
-    return logical_result(out.reshape(output.shape), numerics)
+    return result(out.reshape(output.shape), numerics)
 
 
 @kernel("GeluDerivative")
@@ -178,4 +177,4 @@ def gelu_derivative(inputs, attrs, numerics):
     a = inputs[0]
     with ignored():
         out = gelu_derivative_values(a.logical(), attrs.get("approximate", "none"))
-    return logical_result(out.reshape(a.shape), numerics)
+    return result(out.reshape(a.shape), numerics)

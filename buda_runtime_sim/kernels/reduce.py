@@ -10,9 +10,8 @@ import numpy as np
 
 from ..dataformat import DataFormat
 from ..tensor import Tensor, pad
-from .common import axis
+from .common import axis, result
 from .registry import kernel
-from .rounded import logical_result
 
 def _mean(values: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
     """np.mean along one axis of a float32 array, by the same ufunc calls np.mean makes (a float32
@@ -34,7 +33,7 @@ def _register(op_type: str, fn) -> None:
         a = inputs[0]
         dim = axis(attrs["dim"], max(a.ndim, 1))
         values = a.logical().reshape(a.shape or (1,))
-        return logical_result(fn(values, axis=dim, keepdims=bool(attrs.get("keep_dim", True))), numerics)
+        return result(fn(values, axis=dim, keepdims=bool(attrs.get("keep_dim", True))), numerics)
 
 
 for _op, _fn in REDUCTIONS.items():

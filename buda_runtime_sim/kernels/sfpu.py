@@ -12,7 +12,6 @@ from ..compact_tensor import rounded_compact, unpadded
 from ..float_errors import ignored
 from ..tensor import Tensor, zero_padding
 from .registry import kernel
-from .rounded import padded_result
 
 _ZERO = np.zeros(1, np.float32)
 
@@ -29,7 +28,7 @@ def unary(a: Tensor, fn, numerics, selects: bool = False) -> Tensor:
             out = zero_padding(out if out is not a.padded else out.copy(), a.shape)
     if selects:
         return Tensor.from_padded(out, a.shape, numerics.output_df, held_in=a.data_format)
-    return padded_result(out, a.shape, numerics.output_df)
+    return Tensor.from_padded(out, a.shape, numerics.output_df)
 
 
 def _torch(fn):

@@ -1,11 +1,13 @@
-"""kernels/rounded.py builds the same tensors, bit for bit, as the general builders it stands in for."""
+"""Tensor.from_padded's and kernels.common.result's Float16_b shortcuts build the same tensors, bit for
+bit, as the general steps (formats.quantize, then the tensor or compact_or_padded)."""
 
 import numpy as np
 import pytest
 
+from buda_runtime_sim.compact_tensor import compact_or_padded
 from buda_runtime_sim.dataformat import DataFormat
+from buda_runtime_sim.formats import quantize
 from buda_runtime_sim.kernels.common import result
-from buda_runtime_sim.kernels.rounded import logical_result, padded_result
 from buda_runtime_sim.numerics_config import OpNumerics
 from buda_runtime_sim.tensor import Tensor
 
@@ -28,22 +30,27 @@ def _same(got: Tensor, want: Tensor):
 
 
 @pytest.mark.parametrize("fmt", [DataFormat.Float16_b, DataFormat.Float16, DataFormat.Bfp8_b, DataFormat.Float32])
-def test_padded_result_matches_from_padded(fmt):
+def test_from_padded_matches_the_general_steps(fmt):
     x = _values((2, 32, 64))
-    _same(padded_result(x.copy(), (2, 30, 64), fmt), Tensor.from_padded(x.copy(), (2, 30, 64), fmt))
+    general = Tensor(np.asarray(quantize(x.copy(), fmt), dtype=np.float32), (2, 30, 64), fmt)
+    _same(Tensor.from_padded(x.copy(), (2, 30, 64), fmt), general)
+
+
+def _general_result(x, numerics):
+    return compact_or_padded(quantize(np.asarray(x, dtype=np.float32), numerics.output_df), numerics.output_df)
 
 
 @pytest.mark.parametrize("fmt", [DataFormat.Float16_b, DataFormat.Float16, DataFormat.Bfp8_b])
 @pytest.mark.parametrize("shape", [(64, 32), (2, 32, 64), (5,), (3, 40), (4, 1), ()])
-def test_logical_result_matches_result(fmt, shape):
+def test_result_matches_the_general_steps(fmt, shape):
     numerics = OpNumerics(output_df=fmt)
     x = _values(shape)
-    _same(logical_result(x, numerics), result(x, numerics))
+    _same(result(x, numerics), _general_result(x, numerics))
 
 
-def test_logical_result_of_a_transposed_view_is_c_ordered():
+def test_result_of_a_transposed_view_is_c_ordered():
     x = _values((64, 96))
     numerics = OpNumerics()
-    got = logical_result(x.T, numerics)
-    _same(got, result(x.T, numerics))
+    got = result(x.T, numerics)
+    _same(got, _general_result(x.T, numerics))
     assert got.padded.flags.c_contiguous
