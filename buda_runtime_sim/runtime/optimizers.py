@@ -118,14 +118,18 @@ class Optimizer:
             if name not in gradients:
                 continue
             p, g = np.asarray(parameters[name], np.float32), np.asarray(gradients[name], np.float32)
-            if p.shape != g.shape:
-                raise ValueError(f"{type(self).__name__}: gradient of {name} has shape {g.shape}, parameter {p.shape}")
+            self._check_shapes(name, p.shape, g.shape)
             stored = self.state.setdefault(name, {k: np.zeros_like(p) for k in self.state_keys})
             state = {k: m.value(v) for k, v in stored.items()}
             new = type(self).rule(m, m.value(p), m.value(g), state, self.step_count, hp)
             self.state[name] = {k: m.array(v) for k, v in state.items()}
             out[name] = m.array(new).reshape(p.shape)
         return out
+
+    def _check_shapes(self, name: str, p_shape, g_shape) -> None:
+        if p_shape != g_shape:
+            raise ValueError(f"{type(self).__name__}: gradient of {name} has shape {tuple(g_shape)}, parameter "
+                             f"{tuple(p_shape)}")
 
     def _step_flat(self, parameters: dict, gradients: dict, hp: dict) -> dict | None:
         """step's loop as one run of the rule over all values laid end to end; None when the state
@@ -138,9 +142,7 @@ class Optimizer:
             p, g = parameters[name], gradients[name]
             p_shape = p.shape if type(p) is np.ndarray else np.shape(p)
             g_shape = g.shape if type(g) is np.ndarray else np.shape(g)
-            if p_shape != g_shape:
-                raise ValueError(f"{type(self).__name__}: gradient of {name} has shape {tuple(g_shape)}, parameter "
-                                 f"{tuple(p_shape)}")
+            self._check_shapes(name, p_shape, g_shape)
             shapes.append(p_shape)
         layout = self._layout
         if layout is None or not layout.matches(names, shapes):
