@@ -8,7 +8,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# A path out of the checkout into a sibling folder, as code (Path(...).parents[n] / "shared") or text.
+# A path out of the checkout into the sibling folder, in code (a parents[n] path joined with the name) or text.
 OUTSIDE = re.compile(r"\.\./shared\b|/ \"shared\"|\bshared/(spec|seeds|DESIGN)")
 
 
