@@ -59,6 +59,7 @@ class CompilerConfig:
     # ---- debugging and reports ----
     op_intermediates_to_save: list[str] = field(default_factory=list)
     enable_reportify: bool = False                             # write a Reportify web report (PYBUDA_REPORTIFY=1)
+    check_finite: str = "error"       # inf/NaN the device made from finite inputs: "error", "warn", "off" (finite_check.py)
     # ---- generated code and cache ----
     generated_modules_dir: str = "generated_modules"
     tvm_graph_store_path: str = ""
@@ -299,7 +300,14 @@ _CHECKS = {
     "default_df_override": lambda v: None if v is None else DataFormat.parse(v),
     "accumulate_df": DataFormat.parse,
     "default_math_fidelity": MathFidelity.parse,
+    "check_finite": lambda v: _parse_check_finite(v),
 }
+
+
+def _parse_check_finite(value) -> str:
+    from .finite_check import parse_mode   # (finite_check runs ops: imported when first needed)
+
+    return parse_mode(value)
 
 # Accepted for PyBuda code, change nothing on the simulator (docs/compiler_config.md says why).
 NO_EFFECT = frozenset({
@@ -322,7 +330,7 @@ NO_EFFECT = frozenset({
 
 # Where files go, not what they contain.
 _NOT_RESULT_FIELDS = frozenset({"generated_modules_dir", "tvm_graph_store_path", "tvm_graph_load_path",
-                                "op_intermediates_to_save", "enable_reportify",
+                                "op_intermediates_to_save", "enable_reportify", "check_finite",
                                 "loopback_outputs", "enable_link_past_cache_ios"})  # links, not code
 
 _KNOWN = frozenset(f.name for f in fields(CompilerConfig)) | frozenset(

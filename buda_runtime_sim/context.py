@@ -33,6 +33,11 @@ class ExecutionContext:
     trace: list[OpRecord] = field(default_factory=list)
     record_trace: bool = False
     tracer: object = None  # when set, ops build a graph instead of computing: tracer(op_type, name, inputs, attrs)
+    # when set (with record_trace), each executed op is shown to it:
+    # observer(op_type, name, operands as given, device tensors or None, result, numerics, attrs)
+    observer: object = None
+    check_finite: str = "error"   # program outputs' inf/NaN check: "error", "warn" or "off" (finite_check.py)
+    program: str = ""             # the device program running, kept up to date while an observer watches
 
 
 _local = threading.local()
@@ -59,6 +64,16 @@ def _set_in_thread(attr: str, value):
 def use(context: ExecutionContext):
     """Run ops under `context` (nests; restores the previous one on exit)."""
     return _set_in_thread("context", context)
+
+
+@contextlib.contextmanager
+def watching(observer, numerics: NumericsConfig | None = None):
+    """Run a program again inside the block with every op shown to `observer` (a diagnostic run:
+    numerics as the current context's unless given; no chip ledger records it twice)."""
+    ctx = ExecutionContext(numerics=numerics or current().numerics, record_trace=True, observer=observer,
+                           check_finite="off")
+    with use(ctx), _set_in_thread("chips", None):
+        yield ctx
 
 
 # How many on_chips blocks are open, in any thread: while none is, chip_ledger answers without

@@ -67,11 +67,19 @@ N300_DATA_PARALLEL = EnvVar(
     "returns one output per chip, output by output (runtime/chips.py, docs/scaling.md)",
 )
 
+CHECK_FINITE = EnvVar(
+    "PYBUDA_CHECK_FINITE", "",
+    "error (or 1): a device program whose outputs hold inf/NaN from finite inputs, where the same program "
+    "in float32 gives finite values, raises NonFiniteResultError naming the first op that made them; "
+    "warn: a RuntimeWarning instead; off (or 0): no check. Unset: CompilerConfig.check_finite (default error); "
+    "docs/known_limits.md",
+)
+
 REPORTIFY = EnvVar("PYBUDA_REPORTIFY", "0", "1: write a Reportify web report of every compile (docs/tools.md)")
 REPORTIFY_DIR = EnvVar("PYBUDA_REPORTIFY_DIR", "reportify", "folder the Reportify web report is written to")
 
-REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, REPORTIFY, REPORTIFY_DIR, TTI_BACKEND_FORMAT,
-            TTI_BACKEND_TILIZED_FORMAT, N300_DATA_PARALLEL)
+REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, CHECK_FINITE, REPORTIFY, REPORTIFY_DIR,
+            TTI_BACKEND_FORMAT, TTI_BACKEND_TILIZED_FORMAT, N300_DATA_PARALLEL)
 
 
 def describe() -> str:

@@ -50,7 +50,11 @@ class PassPipeline:
 
     def __call__(self, mod: tvm.IRModule, verify: Callable[[str, tvm.IRModule], None] | None = None) -> tvm.IRModule:
         for p in self.passes:
-            mod = p.make()(mod)
+            try:
+                mod = p.make()(mod)
+            except Exception as exc:
+                exc.add_note(f"in graph pass {p.name} ({p.why})")   # which pass, for the user and `explain`
+                raise
             if verify is not None:
                 verify(p.name, mod)
         return mod

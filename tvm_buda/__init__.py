@@ -13,9 +13,10 @@ from . import target  # noqa: E402,F401  (registration side effects)
 from . import images  # noqa: E402,F401  (installs the TT device image hooks)
 from .build import build  # noqa: E402
 from .compiled_model import CompiledModel, compile_model  # noqa: E402
+from .explain_model import explain  # noqa: E402
 from .frontends.errors import FrameworkNotInstalled, MalformedModelFile, ModelImportError  # noqa: E402
 from .modules import JaxModule, OnnxModule, PyTorchModule, TFGraphDefModule, TFLiteModule, TFModule  # noqa: E402
 
 __all__ = ["CompiledModel", "CompilerConfig", "DataFormat", "FrameworkNotInstalled", "JaxModule", "MalformedModelFile",
            "MathFidelity", "ModelImportError", "OnnxModule", "PyTorchModule", "TFGraphDefModule", "TFLiteModule",
-           "TFModule", "build", "compile_model", "__version__"]
+           "TFModule", "build", "compile_model", "explain", "__version__"]

@@ -65,9 +65,15 @@ def stage(name: str) -> None:
 
 @contextlib.contextmanager
 def progress_reporter(callback):
-    """Call `callback(stage_name)` at each compilation stage inside the block."""
+    """Call `callback(stage_name)` at each compilation stage inside the block (and the reporter of
+    an enclosing block too)."""
     previous = getattr(_local, "reporter", None)
-    _local.reporter = callback
+
+    def both(name):
+        callback(name)
+        previous(name)
+
+    _local.reporter = callback if previous is None else both
     try:
         yield
     finally:

@@ -19,18 +19,12 @@ def _demo(args) -> int:
     return 0 if ok else 1
 
 
-def _compile_file(args, stages: list[str]):
-    """Compile MODEL with a progress bar naming each stage; returns (compiled, input names, inputs)."""
-    from tqdm import tqdm
-
+def _model_config_inputs(args):
+    """(path, CompilerConfig, input names, sample inputs) from MODEL and the options."""
     from buda_runtime_sim.config import CompilerConfig
     from buda_runtime_sim.dataformat import DataFormat, MathFidelity
 
-    from .build_state import progress_reporter
-    from .compiled_model import compile_model
-    from .model_files import sample_inputs
-
-    from .model_files import framework_of_file
+    from .model_files import framework_of_file, sample_inputs
 
     path = Path(args.model)
     if args.framework and path.exists() and framework_of_file(path) != args.framework:
@@ -44,6 +38,17 @@ def _compile_file(args, stages: list[str]):
     if args.no_fallback:
         config.enable_tvm_cpu_fallback = False
     config.enable_reportify = bool(getattr(args, "html", False))
+    return path, config, names, inputs
+
+
+def _compile_file(args, stages: list[str]):
+    """Compile MODEL with a progress bar naming each stage; returns (compiled, input names, inputs)."""
+    from tqdm import tqdm
+
+    from .build_state import progress_reporter
+    from .compiled_model import compile_model
+
+    path, config, names, inputs = _model_config_inputs(args)
     with tqdm(total=len(stages), desc="compile", unit="stage", leave=False, file=sys.stderr,
               disable=args.quiet) as bar:
         def on_stage(name):
@@ -60,7 +65,20 @@ def _compile_file(args, stages: list[str]):
 COMPILE_STAGES = ["import model", "graph passes", "partition", "generate PyBuda modules", "build host code (LLVM)"]
 
 
+def _explain(args, run: bool) -> int:
+    """--explain: the per-op report (stage reached, each op's placement, shapes and formats; after a
+    run, each device op against float32 and the outputs against the framework); 1 if anything failed."""
+    from .explain_model import explain
+
+    path, config, _, inputs = _model_config_inputs(args)
+    report = explain(str(path), tuple(inputs), config=config, name=args.name, run=run)
+    print(report.format())
+    return 1 if report.failed else 0
+
+
 def _compile(args) -> int:
+    if args.explain:
+        return _explain(args, run=False)
     compiled, _, _ = _compile_file(args, COMPILE_STAGES)
     print(f"compiled {compiled.name} ({compiled.framework}) for the buda device")
     print(compiled.partition_summary())
@@ -80,6 +98,8 @@ def _run(args) -> int:
 
     from .model_files import reference_outputs
 
+    if args.explain:
+        return _explain(args, run=True)
     compiled, names, inputs = _compile_file(args, COMPILE_STAGES)
     outputs = compiled.run(*inputs)
     outputs = list(outputs.values()) if isinstance(outputs, dict) else list(outputs) \
@@ -216,9 +236,15 @@ def build_parser() -> argparse.ArgumentParser:
     compile_p = sub.add_parser("compile", help="compile a model file and print the partition")
     _add_model_arguments(compile_p)
     compile_p.add_argument("--graph", metavar="PATH", help="also write the partition graph (PATH.dot, .png with graphviz)")
+    compile_p.add_argument("--explain", action="store_true",
+                           help="per-op report: the stage that fails and the op it names, or every op with its "
+                                "placement (device/host), shapes and formats")
     compile_p.set_defaults(func=_compile)
     run_p = sub.add_parser("run", help="compile a model file, run it on random inputs, compare with its framework")
     _add_model_arguments(run_p)
+    run_p.add_argument("--explain", action="store_true",
+                       help="per-op report: every op's placement, shapes and formats, each device op's output against "
+                            "float32 and the first that departs, the outputs against the framework")
     run_p.set_defaults(func=_run)
     report_p = sub.add_parser("report", help="compile a model file and print/write its performance estimate")
     _add_model_arguments(report_p)

@@ -52,7 +52,7 @@ class CompiledModel:
             self.vm = relax.VirtualMachine(_runnable(executable), tvm.cpu())
         self._main = self.vm["main"]
         self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
-        self.exec_context = context.ExecutionContext(numerics=config.numerics())
+        self.exec_context = context.ExecutionContext(numerics=config.numerics(), check_finite=config.check_finite)
         self._run_lock = threading.RLock()
 
     # ---- running ----------------------------------------------------------------------------
@@ -82,6 +82,15 @@ class CompiledModel:
         with self._run_lock, context.use(self.exec_context):  # a Relax VM runs one call at a time
             outputs = _flatten(self._main(*args, *self._weights))
             return outputs if convert is None else [convert(o) for o in outputs]
+
+    def explain(self, *inputs, golden=None):
+        """A per-op report of a run on `inputs` (tvm_buda.explain_report.Explanation): every op in
+        execution order, device or host, shapes and formats, each device op's output against the same
+        program in float32 and the first that departs; the outputs against `golden` (the framework's
+        outputs) when given. Without inputs: the ops alone, formats as the configuration resolves them."""
+        from .explain import explain_compiled
+
+        return explain_compiled(self, inputs or None, golden)
 
     def reload_generated_modules(self) -> None:
         """Re-import every generated module now (picks up hand edits)."""

@@ -17,7 +17,7 @@ import numpy as np
 import tvm
 import tvm_ffi
 
-from buda_runtime_sim import bf16_gemm, context, env, float_errors
+from buda_runtime_sim import bf16_gemm, context, env, finite_check, float_errors
 from buda_runtime_sim.tensor import Tensor
 from codegen import GeneratedFiles, LoadedModule
 
@@ -79,12 +79,15 @@ class DeviceSubgraph:
         ins, outs = args[:n_in], args[n_in:]
         ctx = context.current()
         input_df = ctx.numerics.input_df
-        acts = [device_input(np.from_dlpack(arg), input_df) for arg, (kind, _, _) in zip(ins, self.arg_roles)
-                if kind == "input"]
+        hosts = [np.from_dlpack(arg) for arg, (kind, _, _) in zip(ins, self.arg_roles) if kind == "input"]
+        acts = [device_input(host, input_df) for host in hosts]
+        module = self.module
+        if ctx.observer is not None:     # a watched run (explain): ops are told apart by program
+            ctx.program = module.name
         chips = context.chip_ledger()   # a multi-chip device: the ops that follow belong to this program
         if chips is not None:
-            chips.enter_module(self.module.name)
-        results = self.module(*acts)
+            chips.enter_module(module.name)
+        results = module(*acts)
         results = results if isinstance(results, (tuple, list)) else (results,)
         if len(results) != len(outs):
             raise RuntimeError(
@@ -104,6 +107,10 @@ class DeviceSubgraph:
                     f"generated module {self.files.source.name} produced shape {value.shape}, the graph expects {dest.shape}"
                 )
             dest[...] = value
+        if ctx.check_finite != "off" or env.CHECK_FINITE.get():   # inf/NaN the device made: named (finite_check.py)
+            finite_check.check_program(
+                module.name, module, hosts, [np.from_dlpack(out) for out in outs],
+                lambda df: module(*(acts if df is None else [device_input(h, df) for h in hosts])), ctx.check_finite)
 
 
 def register(subgraph: DeviceSubgraph) -> None:
@@ -140,3 +147,6 @@ def _ext_buda(functions, options, constant_names):
 
 
 tvm.register_global_func("relax.ext.buda", _ext_buda, override=True)
+# the error keeps its type through the Relax VM, which calls device programs over the FFI (and
+# rebuilds the error from its message)
+tvm_ffi.register_error("NonFiniteResultError", finite_check.NonFiniteResultError)

@@ -86,15 +86,20 @@ def _run_converting(ctx, op_type: str, name: str, inputs: list, layouts, attrs: 
             result.padded.flags.writeable = False
             cache[key] = result
     if ctx.record_trace or name in ctx.save_intermediates or context.open_ledgers:
-        _report(ctx, op_type, name, tensors, result, numerics, attrs)
+        _report(ctx, op_type, name, tensors, result, numerics, attrs, inputs)
     return result
 
 
-def _report(ctx, op_type: str, name: str, tensors: list | None, result: Tensor, numerics, attrs: dict) -> None:
-    """Tell whoever listens about an executed op: the trace, the intermediates queue, the chip ledger.
-    tensors is None for a cached consteval result (weights only)."""
+def _report(ctx, op_type: str, name: str, tensors: list | None, result: Tensor, numerics, attrs: dict,
+            operands: list | None = None) -> None:
+    """Tell whoever listens about an executed op: the trace, the intermediates queue, the chip ledger,
+    the observer. tensors is None for a cached consteval result (weights only; never while a trace is
+    recorded); operands are the op's arguments as given (scalars, parameters, constants, tensors)
+    when they differ from `tensors`."""
     if ctx.record_trace:
         ctx.trace.append(context.OpRecord(op_type, name, [t.shape for t in tensors], result.shape, numerics, attrs))
+        if ctx.observer is not None:
+            ctx.observer(op_type, name, operands if operands is not None else tensors, tensors, result, numerics, attrs)
     if name in ctx.save_intermediates:
         ctx.intermediates[name] = result
     chips = context.chip_ledger()

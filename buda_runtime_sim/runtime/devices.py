@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .. import context
+from .. import context, finite_check
 from ..config import _get_global_compiler_config
 from ..dataformat import DataFormat
 from ..enums import BackendDevice, BackendType, DeviceMode
@@ -228,10 +228,14 @@ class TTDevice(Device):
         if isinstance(module, PyBudaModule):
             numerics = config.numerics()
             input_df = numerics.input_df
-            ctx = context.ExecutionContext(numerics=numerics, save_intermediates=saved)
+            ctx = context.ExecutionContext(numerics=numerics, save_intermediates=saved, check_finite=config.check_finite)
             with context.use(ctx):
                 tensors = [x if isinstance(x, Tensor) else Tensor.from_array(x, input_df) for x in args]
                 outputs = module(*tensors, **kwargs)
+                finite_check.check_program(   # inf/NaN the device made from finite inputs: named
+                    module.name, module, args, as_tuple(outputs),
+                    lambda df: module(*(tensors if df is None else [x if isinstance(x, Tensor) else Tensor.from_array(x, df)
+                                                                    for x in args]), **kwargs), config.check_finite)
             _report_intermediates(config, ctx.intermediates)
             return as_tuple(outputs)
         compiled = self.compiled.get(id(module))
@@ -241,6 +245,7 @@ class TTDevice(Device):
             compiled = module.compile_for_device(kwargs or host_values(args), config)
             self.compiled[id(module)] = compiled
         compiled.exec_context.save_intermediates = saved
+        compiled.exec_context.check_finite = config.check_finite
         compiled.exec_context.intermediates = {}
         outputs = compiled.run(*host_values(args), **kwargs)
         _report_intermediates(config, compiled.exec_context.intermediates)

@@ -110,7 +110,7 @@ class VerifyConfig:
 def verify_outputs(outputs, goldens, verify_cfg: VerifyConfig | None = None, name: str = "module") -> list[Comparison]:
     """Compare device outputs with framework goldens; raise VerificationError naming the first that fails."""
     cfg = verify_cfg or VerifyConfig()
-    outputs, goldens = list(outputs), _flat(goldens)
+    outputs, goldens = list(outputs), flat_outputs(goldens)
     if len(outputs) != len(goldens):
         raise VerificationError(f"{name}: the device returned {len(outputs)} outputs, the framework {len(goldens)}")
     results = []
@@ -154,12 +154,12 @@ def verify_module(module, input_shapes, verify_cfg: VerifyConfig | None = None, 
     return outputs
 
 
-def _flat(values) -> list:
+def flat_outputs(values) -> list:
     """Framework outputs -> a flat list of arrays (tuples, lists, dicts and HF ModelOutputs)."""
     if hasattr(values, "to_tuple"):
         values = values.to_tuple()
     if isinstance(values, dict):
         values = list(values.values())
     if isinstance(values, (tuple, list)):
-        return [leaf for v in values for leaf in _flat(v)]
+        return [leaf for v in values for leaf in flat_outputs(v)]
     return [values.detach().numpy() if hasattr(values, "detach") else np.asarray(values)]
