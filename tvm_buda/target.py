@@ -30,12 +30,16 @@ def buda_pipeline():
         stage("graph passes")
         passes = buda_pass_pipeline(state.params if state.fold_weights else None, state.baked_weights)
         recorder = state.recorder
-        if recorder is not None:
-            recorder.initial(mod)
-            why = {p.name: p.why for p in passes.passes}
-            mod = passes(mod, verify=lambda name, m: recorder.after_pass(name, m, why[name]))
-        else:
-            mod = passes(mod)
+        try:   # (TVM's FFI turns exceptions into RuntimeError: keep the original, with its note naming the pass)
+            if recorder is not None:
+                recorder.initial(mod)
+                why = {p.name: p.why for p in passes.passes}
+                mod = passes(mod, verify=lambda name, m: recorder.after_pass(name, m, why[name]))
+            else:
+                mod = passes(mod)
+        except Exception as exc:
+            state.error = exc
+            raise
         stage("partition")
         try:
             mod = partition_for_buda(mod, state.config)

@@ -7,6 +7,7 @@ import torch
 
 import tvm_buda
 from buda_runtime_sim.kernels import KERNELS, OpArgumentError
+from relay_passes import pipeline as relay_pipeline
 from tvm_buda import codegen_pass
 from tvm_buda.cli import main
 
@@ -77,6 +78,20 @@ def test_an_import_failure_names_the_stage_and_the_ops():
     assert report.stage == "import" and report.error_type == "ModelImportError"
     assert "_fft_r2c.default" in report.failing_ops and report.failed
     assert "FAILED at stage 'import'" in str(report)
+
+
+def test_a_graph_pass_failure_names_the_stage_and_the_pass(cancelling, monkeypatch):
+    model, x = cancelling
+
+    def failing_pass():
+        def run(mod):
+            raise ValueError("relax.add cannot be folded")
+        return run
+
+    monkeypatch.setattr(relay_pipeline, "FoldConstants", failing_pass)
+    report = tvm_buda.explain(model, (x,), run=False)
+    assert report.stage == "graph passes" and "relax.add" in report.failing_ops
+    assert "in graph pass fold_constant" in report.error
 
 
 def test_a_codegen_failure_names_the_stage_and_the_op(cancelling, monkeypatch):
