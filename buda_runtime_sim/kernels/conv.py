@@ -18,6 +18,7 @@ import functools
 
 import numpy as np
 
+from ..bf16_gemm import count_bf16_product
 from ..dataformat import MathFidelity
 from ..fidelity import accumulate, matmul_operand_slices, operand_fits_bf16, takes_bf16_route
 from .common import OpArgumentError, result
@@ -100,7 +101,7 @@ def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, cha
     kernel = kernels[terms[0]] if len(terms) == 1 else _stacked_kernel(kernels, terms)
     # The bfloat16 route (bf16_gemm.py): same products, float32 sums, rounded to Float16_b by oneDNN.
     matrix = kernels[terms[0]][0].numel() * kernels[terms[0]].shape[0]       # [kH*kW*Cin/g, Cout]
-    in_bf16 = (takes_bf16_route(numerics.accumulate_df, matrix) and getattr(kernels, "fit_bf16", False)
+    in_bf16 = (takes_bf16_route(numerics.accumulate_df, matrix, convolution=True) and getattr(kernels, "fit_bf16", False)
                and operand_fits_bf16(x, "srcb", numerics.math_fidelity, x_format))
     if in_bf16:
         t, kernel = t.to(torch.bfloat16), _bf16_kernel(kernels, tuple(terms), kernel)
@@ -123,6 +124,7 @@ def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, cha
         out = F.conv2d(t, kernel, None, window.stride, padding, window.dilation, groups)
     out = out.permute(0, 2, 3, 1) if channel_last else out
     if in_bf16:
+        count_bf16_product()
         return out.float().numpy()                # already rounded to the accumulation format
     return accumulate(out.numpy(), numerics.accumulate_df)
 
