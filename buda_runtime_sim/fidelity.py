@@ -50,7 +50,7 @@ import numpy as np
 from . import bf16_gemm, fidelity_bf16
 from .bf16_gemm import torch_view
 from .dataformat import DataFormat, MathFidelity
-from .formats import mantissa_bits
+from .formats import bfloat16_values, mantissa_bits, quantize
 
 # Masks on the float32 bit pattern and how many mantissa bits each keeps.
 _TF32 = np.uint32(0xFFFFE000)       # sign, exponent, 10 mantissa bits
@@ -160,15 +160,15 @@ def _phase_terms(src_a: _Operand, src_b: _Operand, phases: int) -> list[tuple[np
 
 
 def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
-    """Round a float32 result to the accumulation format (float32 returned)."""
+    """Round a float32 result to the accumulation format (float32 returned); a finite sum beyond
+    the format's range saturates (formats.quantize), as the device's destination register does."""
     if accumulate_df is DataFormat.Float16_b and type(values) is np.ndarray and values.dtype == np.float32:
-        return values.astype(ml_dtypes.bfloat16).astype(np.float32)      # the default, without parsing
+        return bfloat16_values(values)      # the default, without parsing
     df = DataFormat.parse(accumulate_df)
     if df not in _ACCUMULATE_CASTS:
         raise ValueError(f"accumulate_df must be one of {[f.name for f in _ACCUMULATE_CASTS]}, got {df.name}")
-    cast = _ACCUMULATE_CASTS[df]
     values = np.asarray(values, dtype=np.float32)
-    return values if cast is None else values.astype(cast).astype(np.float32)
+    return values if _ACCUMULATE_CASTS[df] is None else quantize(values, df)   # saturating, as the formats
 
 
 def _srca_slices(src_a: _Operand, phases: int, cache: dict | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -243,7 +243,9 @@ def general_matmul(a, b, phases: int, accumulate_df, a_format, b_format, b_cache
     src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)
     if takes_bf16_route(accumulate_df, _matrix_size(src_a.shape), len(src_a.shape) > 2):
         out = _bf16_matmul(src_b, src_a, phases, b_cache)
-        if out is not None:
+        # (torch rounds a sum beyond bfloat16's range to inf; the float32 route below saturates it,
+        # and defines every result that is not all finite, so both routes give one answer)
+        if out is not None and np.count_nonzero(np.isfinite(out)) == out.size:
             return out
     b_part, b_low = _srca_slices(src_a, phases, b_cache)
     if phases != 3:
