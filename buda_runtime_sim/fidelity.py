@@ -288,13 +288,13 @@ def operand_fits_bf16(x, role: str, fidelity, data_format: DataFormat | None = N
     return _fits_bf16(_Operand(x, data_format), _TF32 if role == "srcb" else _SRCA_FULL)
 
 
-def takes_bf16_route(accumulate_df, matrix: int, batched: bool = False) -> bool:
+def takes_bf16_route(accumulate_df, matrix: int, batched: bool = False, convolution: bool = False) -> bool:
     """Whether a product accumulated in `accumulate_df`, whose right operand is a `matrix`-element
-    matrix (`batched`: with batch dims), runs as a bfloat16 GEMM in this process (where its slices
-    fit bfloat16)."""
+    matrix (`batched`: with batch dims; `convolution`: a convolution's kernel matrix), runs as a
+    bfloat16 GEMM in this process (where its slices fit bfloat16)."""
     if accumulate_df is not DataFormat.Float16_b and DataFormat.parse(accumulate_df) != DataFormat.Float16_b:
         return False
-    return bf16_gemm.enabled(matrix, batched)
+    return bf16_gemm.enabled(matrix, batched, convolution)
 
 
 def _matrix_size(b_shape: tuple) -> int:
