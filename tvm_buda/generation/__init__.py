@@ -7,5 +7,7 @@ from .decoder import CachedDecoder, DeviceLMForward
 from .device_cache import DeviceKVCache
 from .step import DecoderStep, cache_layout
 from .support import static_cache_blocker
+from .tt_device import TTDeviceDecoder
 
-__all__ = ["CachedDecoder", "DecoderStep", "DeviceKVCache", "DeviceLMForward", "cache_layout", "static_cache_blocker"]
+__all__ = ["CachedDecoder", "DecoderStep", "DeviceKVCache", "DeviceLMForward", "TTDeviceDecoder", "cache_layout",
+           "static_cache_blocker"]

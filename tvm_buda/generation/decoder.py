@@ -53,9 +53,13 @@ class CachedDecoder:
             warnings.warn(f"no KV cache on the device for {exc}; generation re-runs the whole sequence for every token",
                           stacklevel=2)
             return None
-        model.forward = DeviceLMForward(model, decoder, fallback)
-        model._prepare_cache_for_generation = _CacheSetUp(model, decoder)
-        return decoder
+        return decoder.attach(fallback)
+
+    def attach(self, fallback) -> "CachedDecoder":
+        """Give the model instance the device forward and the device cache set-up of generate."""
+        self.model.forward = DeviceLMForward(self.model, self, fallback)
+        self.model._prepare_cache_for_generation = _CacheSetUp(self.model, self)
+        return self
 
     def new_cache(self, batch: int, tokens: int, store=None) -> DeviceKVCache:
         """A cache for `batch` sequences of up to `tokens` tokens (buffers in `store`, a PastCache: a new

@@ -4,14 +4,14 @@ The step calls the model's own forward (its attention, position scheme and mask 
 with `StepCache`, a transformers `Cache` laid out as a `StaticCache` of `cache_len` slots whose
 contents come in as inputs. A layer's `update(key, value)` writes the step's keys and values into
 its slots arithmetically (`past * keep + write @ new`, with `write` the one-hot [cache_len, T]
-matrix of the step's slots, built from `cache_position`), so the graph has no scatter and the
+matrix of the step's slots, built from `write_slots`), so the graph has no scatter and the
 device runs it; the model then attends over the whole static cache, as with transformers'
 StaticCache. The step's new keys and values are also outputs: the runtime writes them into its
 cache buffers at the step's position (PyBuda's past-cache loopback), so the next step reads them.
 
 Inputs, in order: input_ids [B, T], attention_mask [B, cache_len] (1 where a slot holds a token
 that may be attended: a 2-D padding mask over the whole static cache), position_ids [B, T] (unused
-by models whose forward derives positions itself), cache_position [T] (the slots this step fills), then one key and
+by models whose forward derives positions itself), write_slots [T] (the slots this step fills), then one key and
 one value per layer, [B, kv_heads, cache_len, head_dim]. Outputs: logits [B, T, vocab], then the
 new key and value of each layer, [B, kv_heads, T, head_dim].
 """
@@ -62,11 +62,11 @@ class StepLayer(CacheLayerMixin):
 
 
 class StepCache(Cache):
-    def __init__(self, past: tuple[torch.Tensor, ...], cache_position: torch.Tensor):
+    def __init__(self, past: tuple[torch.Tensor, ...], write_slots: torch.Tensor):
         cache_len = past[0].shape[2]
-        write = (torch.arange(cache_len).unsqueeze(1) == cache_position.unsqueeze(0)).float()  # [L, T]
+        write = (torch.arange(cache_len).unsqueeze(1) == write_slots.unsqueeze(0)).float()  # [L, T]
         keep = 1.0 - write.sum(dim=1, keepdim=True)                                             # [L, 1]
-        past_length = cache_position[0]
+        past_length = write_slots[0]
         super().__init__(layers=[StepLayer(past[i], past[i + 1], write, keep, past_length)
                                  for i in range(0, len(past), 2)])
 
@@ -94,7 +94,7 @@ class DecoderStep(torch.nn.Module):
         self.with_positions = takes_position_ids(model)
 
     def input_names(self) -> list[str]:
-        return ["input_ids", "attention_mask", "position_ids", "cache_position"] + \
+        return ["input_ids", "attention_mask", "position_ids", "write_slots"] + \
             [f"past_{i}" for i in range(2 * len(self.layout))]
 
     def cache_shapes(self) -> list[tuple[int, ...]]:
@@ -109,9 +109,9 @@ class DecoderStep(torch.nn.Module):
         return (torch.zeros((b, t), dtype=torch.int64), mask, positions, torch.arange(t),
                 *[torch.zeros(s) for s in self.cache_shapes()])
 
-    def forward(self, input_ids, attention_mask, position_ids, cache_position, *past):
+    def forward(self, input_ids, attention_mask, position_ids, write_slots, *past):
         """position_ids go to models whose forward takes them (the others derive positions themselves)."""
-        cache = StepCache(past, cache_position)
+        cache = StepCache(past, write_slots)
         extra = {"position_ids": position_ids} if self.with_positions else {}
         out = type(self.model).forward(self.model, input_ids=input_ids, attention_mask=attention_mask, cache=cache,
                                        use_cache=True, return_dict=True, **extra)

@@ -33,7 +33,7 @@ def cache_length(tokens: int) -> int:
 
 def step_inputs(input_ids: torch.Tensor, attention_mask, position_ids, start: int, step_len: int,
                 cache_len: int) -> tuple[torch.Tensor, ...]:
-    """(input_ids, attention_mask, position_ids, cache_position) of a DecoderStep of `step_len` tokens."""
+    """(input_ids, attention_mask, position_ids, write_slots) of a DecoderStep of `step_len` tokens."""
     batch, tokens = input_ids.shape
     end = start + tokens
     if not 0 < tokens <= step_len or start + step_len > cache_len:
