@@ -64,8 +64,9 @@ class StepLayer(CacheLayerMixin):
 class StepCache(Cache):
     def __init__(self, past: tuple[torch.Tensor, ...], write_slots: torch.Tensor):
         cache_len = past[0].shape[2]
-        write = (torch.arange(cache_len).unsqueeze(1) == write_slots.unsqueeze(0)).float()  # [L, T]
-        keep = 1.0 - write.sum(dim=1, keepdim=True)                                             # [L, 1]
+        slots = torch.arange(cache_len, device=write_slots.device)
+        write = (slots.unsqueeze(1) == write_slots.unsqueeze(0)).float()   # [L, T]
+        keep = 1.0 - write.sum(dim=1, keepdim=True)                        # [L, 1]
         past_length = write_slots[0]
         super().__init__(layers=[StepLayer(past[i], past[i + 1], write, keep, past_length)
                                  for i in range(0, len(past), 2)])
