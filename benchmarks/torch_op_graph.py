@@ -41,6 +41,13 @@ def _shape(node) -> tuple[int, ...]:
     return tuple(int(d) for d in value.shape) if hasattr(value, "shape") else ()
 
 
+def _produces_tensor(node) -> bool:
+    value = node.meta.get("val")
+    if isinstance(value, (tuple, list)):
+        value = value[0] if value else None
+    return hasattr(value, "shape")
+
+
 def _tensor_args(node) -> list:
     found = []
     for arg in node.args:
@@ -135,8 +142,11 @@ def op_graph_from_program(program, name: str, samples_per_run: int, data_format:
                 transfers.append(HostTransfer(node.name, "h2d", _shape(node), data_format))
             elif node.name not in user_inputs:
                 builder.weights.add(node.name)
-        elif node.op == "call_function":
+        elif node.op == "call_function" and _produces_tensor(node) and _shape(node):
             builder.add(node)
+        elif node.op == "call_function":   # shape assertions, 0-d scalars: host bookkeeping, no device op
+            builder.shapes[node.name] = _shape(node)
+            builder.weights.add(node.name)
         elif node.op == "output":
             outputs = _tensor_args(node)
             for out in outputs[:len(outputs) - len(resident)]:

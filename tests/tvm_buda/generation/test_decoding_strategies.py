@@ -77,8 +77,13 @@ def test_beam_search_reorders_the_device_cache_as_eager_does(lm):
 def test_right_padding_gives_what_eager_gives(lm):
     tokenizer = lm[2]
     tokenizer.padding_side = "right"
-    inputs = tokenizer(["the team won the title", "the stadium"], return_tensors="pt", padding=True)
+    inputs = tokenizer(["the team won the title", "the game"], return_tensors="pt", padding=True)
     tokenizer.padding_side = "left"
+    assert inputs["attention_mask"][1, -1] == 0                  # the second prompt is padded on the right
+    with torch.no_grad():   # (prompts chosen so that eager's continuation has no near-tie to flip)
+        scores = lm[1].generate(**inputs, max_new_tokens=NEW, do_sample=False, output_scores=True,
+                                return_dict_in_generate=True).scores
+    assert min(float(s.topk(2).values.diff(dim=-1).abs().min()) for s in scores) >= 0.05
     out, expected = _both(lm, inputs, max_new_tokens=NEW, do_sample=False)
     assert out.tolist() == expected.tolist()
 
