@@ -91,6 +91,9 @@ def run_device_vs_eager(args) -> None:
     n = args.tokens
     agree = (device[n][1][0, 8:] == eager[n][1][0, 8:]).float().mean().item()
     print(f"agreement with eager greedy over {n} tokens: {agree:.0%} (default formats)")
+    from buda_runtime_sim import bf16_gemm  # (imported where the simulator is)
+
+    print(bf16_gemm.summary())
 
 
 def llama8b_estimate(boards=("wh_n150", "wh_n300"), batches=(1, 32), prompt_len: int = 128,

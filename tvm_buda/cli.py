@@ -8,6 +8,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from .cli_compile import COMPILE_STAGES, compile_file
+
 
 def _demo(args) -> int:
     from .demo import run_demo
@@ -19,49 +21,8 @@ def _demo(args) -> int:
     return 0 if ok else 1
 
 
-def _compile_file(args, stages: list[str]):
-    """Compile MODEL with a progress bar naming each stage; returns (compiled, input names, inputs)."""
-    from tqdm import tqdm
-
-    from buda_runtime_sim.config import CompilerConfig
-    from buda_runtime_sim.dataformat import DataFormat, MathFidelity
-
-    from .build_state import progress_reporter
-    from .compiled_model import compile_model
-    from .model_files import sample_inputs
-
-    from .model_files import framework_of_file
-
-    path = Path(args.model)
-    if args.framework and path.exists() and framework_of_file(path) != args.framework:
-        raise ValueError(f"{path} is a {framework_of_file(path)} model, not {args.framework}")
-    names, inputs = sample_inputs(path, args.input_shape or [])
-    config = CompilerConfig()
-    if args.df:
-        config.default_df_override = DataFormat.parse(args.df)
-    if args.fidelity:
-        config.default_math_fidelity = MathFidelity.parse(args.fidelity)
-    if args.no_fallback:
-        config.enable_tvm_cpu_fallback = False
-    config.enable_reportify = bool(getattr(args, "html", False))
-    with tqdm(total=len(stages), desc="compile", unit="stage", leave=False, file=sys.stderr,
-              disable=args.quiet) as bar:
-        def on_stage(name):
-            bar.set_description(name)
-            if name in stages:
-                bar.update(1)
-
-        with progress_reporter(on_stage):
-            compiled = compile_model(str(path), tuple(inputs), config=config, name=args.name)
-        bar.update(bar.total - bar.n)
-    return compiled, names, inputs
-
-
-COMPILE_STAGES = ["import model", "graph passes", "partition", "generate PyBuda modules", "build host code (LLVM)"]
-
-
 def _compile(args) -> int:
-    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
+    compiled, _, _ = compile_file(args, COMPILE_STAGES)
     print(f"compiled {compiled.name} ({compiled.framework}) for the buda device")
     print(compiled.partition_summary())
     print("generated modules:")
@@ -80,7 +41,7 @@ def _run(args) -> int:
 
     from .model_files import reference_outputs
 
-    compiled, names, inputs = _compile_file(args, COMPILE_STAGES)
+    compiled, names, inputs = compile_file(args, COMPILE_STAGES)
     outputs = compiled.run(*inputs)
     outputs = list(outputs.values()) if isinstance(outputs, dict) else list(outputs) \
         if isinstance(outputs, (tuple, list)) else [outputs]
@@ -100,7 +61,7 @@ def _report(args) -> int:
         from buda_runtime_sim.perf import PlacementConfig
 
         PlacementConfig(board or "wh_n150", num_chips=args.num_chips).board()
-    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
+    compiled, _, _ = compile_file(args, COMPILE_STAGES)
     report = compiled.perf_report(board, args.microbatch, num_chips=args.num_chips or None)
     print(report)
     out = Path(args.out)
@@ -198,7 +159,7 @@ def _cache_clear(args) -> int:
 
 
 def _perf_analyzer(args) -> int:
-    from pybuda.tools.perf_analysis import main as analyzer
+    from perf_analyzer import main as analyzer
 
     argv = [args.report] if args.report else []
     argv += ["-n", args.netlist] if args.netlist else []

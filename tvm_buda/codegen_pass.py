@@ -17,11 +17,11 @@ import tvm
 from tvm import relax
 
 import codegen
-from . import __version__
 from .build_state import BuildState
 from .device_runtime import DeviceSubgraph, register
 from .op_composites import lower_composite
 from .op_table import lower_call
+from .version import __version__
 from .input_checks import index_limits
 from .partition_summary import summarize
 

@@ -54,7 +54,7 @@ def compile_with_cache(model, sample_inputs, config, name: str, cold: Callable[[
     policy = CachePolicy.from_env(config)
     if not (policy.enabled or policy.reload):
         return cold()
-    fingerprint = model_fingerprint(model)
+    fingerprint = model_fingerprint(model, sample_inputs)
     if fingerprint is None:  # this framework can only be hashed after import: the cache then skips TVM only
         return cold()
     key = cache_key(fingerprint, name, sample_inputs, config)
