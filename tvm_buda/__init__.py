@@ -11,6 +11,7 @@ from buda_runtime_sim.config import CompilerConfig  # noqa: E402
 
 from . import target  # noqa: E402,F401  (registration side effects)
 from . import images  # noqa: E402,F401  (installs the TT device image hooks)
+from . import sweep  # noqa: E402,F401  (tvm_buda.sweep(...): the module is callable; Dask loads only when it runs)
 from .build import build  # noqa: E402
 from .compiled_model import CompiledModel, compile_model  # noqa: E402
 from .frontends.errors import FrameworkNotInstalled, MalformedModelFile, ModelImportError  # noqa: E402
@@ -18,4 +19,4 @@ from .modules import JaxModule, OnnxModule, PyTorchModule, TFGraphDefModule, TFL
 
 __all__ = ["CompiledModel", "CompilerConfig", "DataFormat", "FrameworkNotInstalled", "JaxModule", "MalformedModelFile",
            "MathFidelity", "ModelImportError", "OnnxModule", "PyTorchModule", "TFGraphDefModule", "TFLiteModule",
-           "TFModule", "build", "compile_model", "__version__"]
+           "TFModule", "build", "compile_model", "sweep", "__version__"]
