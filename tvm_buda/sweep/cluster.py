@@ -49,10 +49,10 @@ def open_client(scheduler: str | None, workers: int, memory_limit: str, allowed_
             yield client
 
 
-def _killed_row(request: dict, exc: BaseException, allowed_failures: int) -> dict:
+def _killed_row(request: dict, exc: BaseException) -> dict:
     reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
     return {**request["row"], "key": request["key"], "status": "CRASH",
-            "error": f"its worker died {allowed_failures + 1} times running it (KilledWorker: {reason})",
+            "error": f"every worker that ran it died, more often than the scheduler allows (KilledWorker: {reason})",
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())}
 
 
@@ -96,7 +96,7 @@ def run_jobs(requests: list[dict], store: ResultStore, *, scheduler: str | None,
                         try:
                             row = json.loads(future.result())
                         except KilledWorker as exc:
-                            row = _killed_row(request, exc, allowed_failures)
+                            row = _killed_row(request, exc)
                             store.write(request["key"], row)
                         failed += row["status"] in FAILED
                         bar.update(1)
