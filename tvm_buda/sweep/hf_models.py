@@ -35,10 +35,29 @@ _LIST_SCALES = {"hidden_sizes": (16, 32, 64, 128), "embed_dims": (16, 32, 64, 12
                 "depths": (1, 1, 1, 1), "num_heads": (1, 2, 4, 8), "encoder_hidden_sizes": (16, 32, 64, 128)}
 
 
+_LAYER_COUNTS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+_DERIVED = ("out_features", "out_indices", "stage_names")   # recomputed from the shrunk depths
+
+
+def _per_layer(values: dict, out: dict) -> None:
+    """Lists and dicts with one entry per layer (layer_types, ...) cut to the new layer count."""
+    layers = next(((values[k], out[k]) for k in _LAYER_COUNTS if isinstance(values.get(k), int)), None)
+    if layers is None or layers[0] == layers[1]:
+        return
+    before, after = layers
+    for key, value in values.items():
+        if isinstance(value, list) and len(value) == before and key not in _LIST_SCALES:
+            out[key] = value[:after]
+        elif isinstance(value, dict) and value and all(str(k).isdigit() for k in value):
+            out[key] = {k: v for k, v in value.items() if int(k) < after}
+
+
 def _shrunk(values: dict) -> dict:
     """The config dict with its size fields made small (nested sub-configs too)."""
     out = {}
     for key, value in values.items():
+        if key in _DERIVED:
+            continue
         if isinstance(value, dict) and "model_type" in value:
             out[key] = _shrunk(value)
             continue
@@ -60,6 +79,7 @@ def _shrunk(values: dict) -> dict:
         elif isinstance(value, list) and key in _LIST_SCALES and all(isinstance(v, int) for v in value):
             scale = _LIST_SCALES[key]
             out[key] = [scale[min(i, len(scale) - 1)] for i in range(len(value))]
+    _per_layer(values, out)
     vocab = out.get("vocab_size")
     if isinstance(vocab, int):
         for key in _TOKEN_IDS:

@@ -8,7 +8,8 @@
     model.py                   a Python file defining build_model() -> (model, sample_inputs) and,
                                for models other than torch modules, golden(model, inputs) -> outputs
     catalogue:<name>           a named list: demo, transformers (every architecture checked to
-                               build offline, catalogues/transformers.json), transformers-all
+                               build offline, catalogues/transformers.json), transformers-all;
+                               a Python slice picks part of one: catalogue:transformers[::4]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -41,7 +43,17 @@ def _demo_names() -> list[str]:
 
 
 def catalogue(name: str) -> list[str]:
-    """The model references a `catalogue:<name>` stands for."""
+    """The model references a `catalogue:<name>[start:stop:step]` stands for."""
+    match = re.fullmatch(r"([\w.-]+)(?:\[(-?\d*):(-?\d*)(?::(-?\d*))?\])?", name)
+    if match is None:
+        raise ValueError(f"catalogue:{name}: expected catalogue:<name> or catalogue:<name>[start:stop:step]")
+    bounds = [int(b) if b else None for b in match.groups()[1:]]
+    if bounds[2] == 0:
+        raise ValueError(f"catalogue:{name}: a slice step cannot be zero")
+    return _named_catalogue(match.group(1))[slice(*bounds)]
+
+
+def _named_catalogue(name: str) -> list[str]:
     if name == "demo":
         return _demo_names()
     if name == "transformers-all":
