@@ -4,7 +4,7 @@ placed op's cycles on every grid shape of the board.
 Ops whose inputs are all weights are constant-folded (they run once, at compile time). Tensor
 manipulations (transpose, reshape, ...) take no cores: PyBuda applies them on the edges while
 data moves, so a consumer of a TM reads straight from the op that produced the TM's input.
-Two ops fuse into the op producing their input, as PyBuda's netlists show (spec/perf_data/
+Two ops fuse into the op producing their input, as PyBuda's netlists show (perf_data/
 netlist_summary.md): a ReLU (the packer clamps on the way out: the ResNet-50 and MobileNet
 netlists hold no relu op) and a bias add after a matmul or conv (their matmuls take the bias as a
 third operand). Both only when the producer feeds nothing else.

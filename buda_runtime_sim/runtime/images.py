@@ -33,9 +33,10 @@ from ..config import _get_global_compiler_config
 from ..enums import BackendDevice, BackendType
 from ..module import Module
 from ..perf.boards import get_board
-from .devices import _host_values, _split, registered_devices
+from .io_values import host_values, split_inputs
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
 from .image_tensors import parse_safetensors
+from .registry import registered_devices
 
 IMAGE_FORMAT = 2                # 2: BLAKE3 checksums, tensor members aligned for mapping
 _VERSIONED = ("tvm-buda", "apache-tvm", "apache-tvm-ffi")
@@ -318,8 +319,8 @@ def compile_to_image(device, img_path=None, training: bool = False, sample_input
     inputs = sample_inputs if isinstance(sample_inputs, (tuple, list, dict)) else (sample_inputs,)
     compiled = device.compiled.get(id(module))
     if compiled is None:  # compile only: running the sample is not needed to save the image
-        args, kwargs = _split(inputs)
-        compiled = module.compile_for_device(kwargs or _host_values(args), device.compile_config())
+        args, kwargs = split_inputs(inputs)
+        compiled = module.compile_for_device(kwargs or host_values(args), device.compile_config())
         device.compiled[id(module)] = compiled
     path = Path(img_path or f"device_images/{device.name}.tti")
     _hook("build")(compiled, path, target, inputs)

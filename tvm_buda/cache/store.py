@@ -2,7 +2,7 @@
 
 <cache_dir>/<key>/
     manifest.json          signature, subgraphs, partition summary, versions, SHA-256 of every file
-                           (re-hashed on load unless size and modification time are as written)
+                           (every file is re-hashed on every load: bit rot keeps size and mtime)
     host-<id>.so           the Relax VM executable (host code, bytecode) from export_library
     weights.safetensors    main's weight parameters
     modules/               the generated PyBuda modules (.py, .safetensors, .json); the weights are
@@ -132,12 +132,10 @@ def read_entry(cache_dir: Path, key: str, check_modules: bool = True) -> Entry:
         path = root / name
         if not path.is_file():
             raise InvalidEntry(f"{name} is missing")
-        stat = _stat(path)
-        if name in stats and stat[0] != stats[name][0]:
-            raise InvalidEntry(f"{name} does not match its checksum ({stat[0]} bytes, {stats[name][0]} were written: "
+        size = path.stat().st_size
+        if name in stats and size != stats[name][0]:
+            raise InvalidEntry(f"{name} does not match its checksum ({size} bytes, {stats[name][0]} were written: "
                                "truncated, corrupted or edited)")
-        if stats.get(name) == stat:
-            continue  # untouched since it was written and hashed (size and modification time unchanged)
         if sha256(path) != expected:
             raise InvalidEntry(f"{name} does not match its checksum (truncated, corrupted or edited)")
     return Entry(root, manifest)
