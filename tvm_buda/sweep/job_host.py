@@ -42,8 +42,8 @@ def _die_with_parent(parent: int) -> None:
 
 def _reset_global_state() -> None:
     """What one job may leave behind for the next (as the test suite's own isolation does)."""
+    from buda_runtime_sim.config import _reset_global_compiler_config
     from buda_runtime_sim.runtime import shutdown
-    from pybuda.config import _reset_global_compiler_config
 
     shutdown()
     _reset_global_compiler_config()
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    import pybuda  # noqa: F401  (tvm_buda, TVM and the facade: imported once for every job)
+    import tvm_buda  # noqa: F401  (TVM and the frontends' common parts: imported once for every job)
 
     home = os.getcwd()
     with os.fdopen(reply_fd, "w", buffering=1) as reply:
