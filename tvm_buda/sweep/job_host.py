@@ -49,7 +49,8 @@ def _reset_global_state() -> None:
     _reset_global_compiler_config()
 
 
-def _run_one(request: dict, home: str) -> dict:
+def _run_one(request: dict, home: str, between_jobs: int) -> dict:
+    """One job with its output in its log; between jobs, output goes to `between_jobs` again."""
     from .job import run
     from .spec import JobSpec
 
@@ -68,6 +69,8 @@ def _run_one(request: dict, home: str) -> dict:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        os.dup2(between_jobs, 1)
+        os.dup2(between_jobs, 2)
 
 
 def main(argv: list[str]) -> int:
@@ -80,12 +83,12 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     import tvm_buda  # noqa: F401  (TVM and the frontends' common parts: imported once for every job)
 
-    home = os.getcwd()
+    home, between_jobs = os.getcwd(), os.dup(2)
     with os.fdopen(reply_fd, "w", buffering=1) as reply:
         reply.write(json.dumps({"ready": os.getpid()}) + "\n")
         for line in sys.stdin:
             if line.strip():
-                reply.write(json.dumps(_run_one(json.loads(line), home)) + "\n")
+                reply.write(json.dumps(_run_one(json.loads(line), home, between_jobs)) + "\n")
     return 0
 
 
