@@ -44,7 +44,9 @@ def open_client(scheduler: str | None, workers: int, memory_limit: str, allowed_
                 "distributed.worker.memory.spill": False, "distributed.worker.memory.target": False}
     with dask.config.set(settings):
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_limit,
-                          dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+                          dashboard_address=None, silence_logs=logging.CRITICAL,
+                          # the scheduler's HTTP routes on any free port, not 8787 (two sweeps at once)
+                          scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"}) as cluster, \
                 Client(cluster, set_as_default=False) as client:
             yield client
 

@@ -95,6 +95,43 @@ def test_killed_worker_is_replaced_rows_are_right_and_a_rerun_reuses_them(tmp_pa
     assert {p: p.stat().st_mtime_ns for p in results} == stamps
 
 
+def test_ctrl_c_keeps_finished_results_and_the_next_run_finishes_the_rest(tmp_path, scheduler):
+    """`tvm-buda sweep` in a terminal: Ctrl-C (SIGINT to its whole process group: the driver, its
+    LocalCluster's nannies and workers) exits 130 with every finished result and the report on disk."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "tvm_buda.cli", "sweep", "mlp", "--fidelity", "LoFi,HiFi2,HiFi3,HiFi4",
+               "--workers", "1", "--out", str(out), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[3]),
+                                                                       os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 600
+        while not list(out.glob("jobs/*/result.json")) and time.time() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        os.killpg(process.pid, signal.SIGINT)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, output
+    assert "interrupted: every finished job is in" in output
+    finished = sorted(out.glob("jobs/*/result.json"))
+    assert 1 <= len(finished) < 4
+    stamps = {p: p.stat().st_mtime_ns for p in finished}
+    with open(out / "results.csv") as handle:
+        assert len(list(csv.DictReader(handle))) == len(finished)
+    data = json.loads((out / "data.js").read_text().removeprefix("window.SWEEP = ").rstrip(";\n"))
+    assert data["total"] == 4 and len(data["rows"]) == len(finished)
+
+    table = sweep(["mlp"], fidelities="LoFi,HiFi2,HiFi3,HiFi4", out=out, scheduler=scheduler, progress=False)
+    assert table.summary() == {"PASS": 4}
+    assert {p: p.stat().st_mtime_ns for p in finished} == stamps   # the finished ones were not run again
+
+
 def test_raise_segfault_timeout_and_worker_killer_become_rows(tmp_path, scheduler):
     out = tmp_path / "out"
     models = [str(MODELS / name) for name in ("raises.py", "segfaults.py", "sleeps.py", "kills_worker.py")]
