@@ -126,22 +126,23 @@ def _cache_list(args) -> int:
 
 
 def _cache_info(args) -> int:
-    from .cache import InvalidEntry, read_entry
+    from .cache import InvalidEntry, open_entry
 
     try:
-        entry = read_entry(_cache_dir(args), args.key)
-        status = "valid"
+        image = open_entry(_cache_dir(args), args.key)
     except FileNotFoundError:
         raise RuntimeError(f"no cache entry {args.key} in {_cache_dir(args)} (see `tvm-buda cache list`)") from None
     except InvalidEntry as exc:
         print(f"entry {args.key}: INVALID ({exc})")
         return 1
-    m = entry.manifest
-    print(f"entry {args.key}: {status}\n  path: {entry.root}\n  model: {m['model_name']} ({m['framework']})")
-    print(f"  inputs: {', '.join(f'{n} {tuple(s)} {d}' for n, s, d in m['inputs'])}")
-    print(f"  versions: {m['versions']}\n  created: {m['created']}")
-    print(f"  device subgraphs: {', '.join(sg['module_name'] for sg in m['subgraphs']) or 'none'}")
-    print(f"  files: {len(m['checksums'])} (all checksums match)")
+    model, device = image.model(), image.device
+    print(f"entry {args.key}: valid\n  path: {image.path}\n  model: {model['name']} ({model['framework']})")
+    inputs = ", ".join(f"{i['name']} {tuple(i['shape'])} {i['dtype']}" for i in model["inputs"])
+    print(f"  inputs: {inputs}")
+    print(f"  versions: {device['versions']}\n  created: {device['created']}")
+    print(f"  device subgraphs: {', '.join(sg['module_name'] for sg in model['subgraphs']) or 'none'}")
+    print(f"  a TT device image: {len(device['members'])} members (all checksums match); "
+          f"`tvm-buda image info {image.path}` shows the rest")
     return 0
 
 
@@ -150,7 +151,7 @@ def _cache_clear(args) -> int:
 
     directory = _cache_dir(args)
     keys = [args.key] if args.key else [e["key"] for e in list_entries(directory)]
-    if args.key and not (directory / args.key).is_dir():
+    if args.key and not remove_entry(directory, args.key):
         raise RuntimeError(f"no cache entry {args.key} in {directory} (see `tvm-buda cache list`)")
     for key in keys:
         remove_entry(directory, key)
