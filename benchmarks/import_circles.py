@@ -1,13 +1,14 @@
-"""Circles in the import graph: strongly connected components of modules, per package.
+"""Circles in the import graph: strongly connected components, per package, at three levels.
 
-    python benchmarks/import_circles.py [--squash] [--package NAME ...]
+    python benchmarks/import_circles.py [--level modules|subpackages|packages] [--package NAME ...]
 
 The graph is grimp's (the one import-linter checks): every import statement, those inside function
-bodies included, between the repository's packages. A circle is a set of modules each reachable from
-every other; a circle of files is one file in disguise. --squash first collapses every subpackage
-(e.g. tvm_buda.cache, buda_runtime_sim.runtime) into one node, the view import-linter's layers take,
-so a circle like compiled_model -> cache -> training -> compiled_model shows even when no single pair
-of files imports each other. A package's own __init__ is a node like any other.
+bodies included, between the repository's packages. A circle is a set of nodes each reachable from
+every other; a circle of files is one file in disguise. Levels: `modules` takes every module as a
+node (a package's own __init__ is a node like any other); `subpackages` first collapses every
+subpackage (e.g. tvm_buda.cache, buda_runtime_sim.runtime) into one node, so a circle like
+compiled_model -> cache -> training -> compiled_model shows even when no two files import each
+other; `packages` collapses each top-level package (pybuda <-> tvm_buda). Without --level, all three.
 """
 
 from __future__ import annotations
@@ -21,9 +22,15 @@ import grimp
 PACKAGES = ("pybuda", "tvm_buda", "codegen", "relay_passes", "buda_runtime_sim", "tt_smi", "tt_lib", "libs")
 
 
-def _graph(packages, squash: bool):
+LEVELS = ("modules", "subpackages", "packages")
+
+
+def _graph(packages, level: str):
     graph = grimp.build_graph(*packages, cache_dir=None)
-    if squash:
+    if level == "packages":
+        for package in packages:
+            graph.squash_module(package)
+    elif level == "subpackages":
         # Deepest first, so each subpackage is squashed after its own subpackages.
         subpackages = sorted((m for m in graph.modules if graph.find_children(m) and "." in m),
                              key=lambda m: -m.count("."))
@@ -33,9 +40,11 @@ def _graph(packages, squash: bool):
     return graph
 
 
-def circles(packages=PACKAGES, squash: bool = False) -> list[list[str]]:
-    """Each strongly connected component of more than one module, sorted (Tarjan, iterative)."""
-    graph = _graph(packages, squash)
+def circles(packages=PACKAGES, level: str = "modules") -> list[list[str]]:
+    """Each strongly connected component of more than one node, sorted (Tarjan, iterative)."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    graph = _graph(packages, level)
     nodes = sorted(graph.modules)
     edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in nodes}
     index, low, on_stack, stack, out, counter = {}, {}, set(), [], [], 0
@@ -76,22 +85,16 @@ def circles(packages=PACKAGES, squash: bool = False) -> list[list[str]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--squash", action="store_true", help="collapse subpackages into one node each")
+    parser.add_argument("--level", choices=LEVELS, help="one level (default: all three)")
     parser.add_argument("--package", nargs="*", default=list(PACKAGES))
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    found = circles(args.package, args.squash)
-    by_package: dict[str, list] = {}
-    for component in found:
-        tops = sorted({m.split(".")[0] for m in component})
-        by_package.setdefault(" + ".join(tops), []).append(component)
-    for package in args.package:
-        by_package.setdefault(package, [])
-    for package, components in sorted(by_package.items()):
-        print(f"{package}: {len(components)} circle(s)")
-        for component in components:
-            print(f"  {len(component)} modules: {', '.join(component)}")
-    print(f"total: {len(found)} circle(s)")
+    for level in [args.level] if args.level else LEVELS:
+        found = circles(args.package, level)
+        print(f"== {level}: {len(found)} circle(s)")
+        for component in found:
+            tops = " + ".join(sorted({m.split(".")[0] for m in component}))
+            print(f"  {tops}: {len(component)} nodes: {', '.join(component)}")
     return 0
 
 

@@ -1,5 +1,5 @@
 """benchmarks/import_circles.py finds circles of modules (function-level imports included) and
-nothing else; with --squash a circle through subpackages shows even when no two files import each other."""
+nothing else; squashed, a circle through subpackages or packages shows even when no two files import each other."""
 
 import importlib.util
 import sys
@@ -42,4 +42,11 @@ def test_squashing_shows_a_circle_between_subpackages(circles, tmp_path):
     _package(tmp_path, "nested", {"x/__init__.py": "", "x/one.py": "from ..y import two\n",
                                   "y/__init__.py": "", "y/two.py": "", "y/three.py": "from ..x import one\n"})
     assert circles(("nested",)) == []
-    assert circles(("nested",), squash=True) == [["nested.x", "nested.y"]]
+    assert circles(("nested",), level="subpackages") == [["nested.x", "nested.y"]]
+
+
+def test_squashing_packages_shows_a_circle_between_packages(circles, tmp_path):
+    _package(tmp_path, "upper", {"facade.py": "import lower.core\n"})
+    _package(tmp_path, "lower", {"core.py": "", "helper.py": "def f():\n    import upper\n"})
+    assert circles(("upper", "lower")) == []
+    assert circles(("upper", "lower"), level="packages") == [["lower", "upper"]]

@@ -11,7 +11,7 @@ from pathlib import Path
 from buda_runtime_sim.runtime.verification import flat_outputs
 
 from .build_state import progress_reporter
-from .compiled_model import compile_model, default_model_name
+from .model_compiler import compile_model, default_model_name
 from .explain import explain_compiled, message_of, named_ops
 from .explain_report import Explanation
 

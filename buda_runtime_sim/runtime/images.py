@@ -280,10 +280,12 @@ def target_of(device) -> dict:
     return target_for(device.name, device.arch, device.devtype, list(device.chip_ids), device.num_chips)
 
 
-def target_for(name: str, arch: BackendDevice, devtype: BackendType, chip_ids=(0,), num_chips: int = 1) -> dict:
+def target_for(name: str, arch: BackendDevice, devtype: BackendType, chip_ids=(0,), num_chips: int = 1,
+               config=None) -> dict:
     """The target of an image: set_configuration_options(device_config=, harvested_rows=,
-    backend_device_descriptor_path=) and the device's arch, devtype and chip ids (checked against each other)."""
-    config = _get_global_compiler_config()
+    backend_device_descriptor_path=) (or those of `config`) and the device's arch, devtype and chip
+    ids (checked against each other)."""
+    config = config or _get_global_compiler_config()
     default = {BackendDevice.Grayskull: "gs_e150", BackendDevice.Wormhole_B0: "wh_n150"}[arch]
     board = get_board(config.device_config or default, config.harvested_rows)
     if board.arch != arch:

@@ -20,7 +20,7 @@ KEY_LENGTH = 24
 
 
 def versions() -> dict[str, str]:
-    from .. import __version__
+    from ..version import __version__
 
     out = {"tvm_buda": __version__}
     for dist in ("apache-tvm", "apache-tvm-ffi"):
