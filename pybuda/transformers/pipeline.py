@@ -1,6 +1,11 @@
 """`pybuda.transformers.pipeline.pipeline`: `transformers.pipeline` whose model runs on the simulated device.
 
-"question-answering", which transformers 5 no longer has, is served by question_answering.py.
+"question-answering", which transformers 5 no longer has, is served by question_answering.py;
+"text2text-generation", "summarization" and "translation[_xx_to_yy]" by text2text.py. PyBuda's
+`pipeline(pipeline_type=..., pybuda_max_length=...)` keywords are accepted beside `task=`/`pad_to=`.
+Encoder-decoders that generate (T5, BART, mBART, Pegasus, Marian, Whisper: text2text tasks and
+"automatic-speech-recognition") run their encoder and cached decoder steps on the device
+(tvm_buda.generation.seq2seq; `pad_to` is then the decoder cache length).
 
 The pipeline's tokenizer, pre- and post-processing and generation loop stay on the host, as in
 PyBuda; every call of the model's forward runs the compiled model on the simulator instead. A
@@ -21,14 +26,21 @@ _HOST_ONLY = frozenset({"past_key_values", "cache_position", "use_cache", "retur
                         "output_hidden_states", "logits_to_keep", "labels"})
 
 
-def pipeline(task: str | None = None, model=None, tokenizer=None, *args, pad_to: int | None = None, **kwargs):
+def pipeline(task: str | None = None, model=None, tokenizer=None, *args, pad_to: int | None = None,
+             pipeline_type: str | None = None, pybuda_max_length: int | None = None, **kwargs):
     """`transformers.pipeline(task, model=..., tokenizer=..., ...)` with the model's forward on the device.
 
     `pad_to` fixes the padded sequence length for causal language models (default: the model's
-    maximum positions).
+    maximum positions). `pipeline_type` and `pybuda_max_length` are PyBuda's names for `task` and `pad_to`.
     """
     import transformers
 
+    task = _same("task", task, "pipeline_type", pipeline_type)
+    pad_to = _same("pad_to", pad_to, "pybuda_max_length", pybuda_max_length)
+    from .text2text import is_text2text_task, text2text_pipeline
+
+    if is_text2text_task(task) and not _has_task(task):  # removed in transformers 5
+        return text2text_pipeline(task, model, tokenizer, cache_len=pad_to, **kwargs)
     if task == "question-answering" and not _has_task(task):  # removed in transformers 5
         from .question_answering import QuestionAnsweringPipeline
 
@@ -38,6 +50,15 @@ def pipeline(task: str | None = None, model=None, tokenizer=None, *args, pad_to:
     pipe = transformers.pipeline(task, *args, model=model, tokenizer=tokenizer, **kwargs)
     run_forward_on_device(pipe.model, pad_to=pad_to)
     return pipe
+
+
+def _same(name: str, value, alias: str, alias_value):
+    """One setting given under either of its two names (not both, unless equal)."""
+    if alias_value is None:
+        return value
+    if value is not None and value != alias_value:
+        raise ValueError(f"pipeline: {name}={value!r} and {alias}={alias_value!r} disagree; give one of them")
+    return alias_value
 
 
 def _has_task(task: str) -> bool:
@@ -50,6 +71,11 @@ def run_forward_on_device(model, pad_to: int | None = None):
     """Replace `model.forward` (on this instance) by one that runs the model on the simulated device."""
     if getattr(model.forward, "runs_on_device", False):
         return model
+    if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder") \
+            and model.can_generate():   # encoder once, cached decoder steps
+        from tvm_buda.generation.seq2seq import on_device
+
+        return on_device(model, cache_len=pad_to)
     if getattr(model, "generation_config", None) is not None:
         model.generation_config.use_cache = False
     device_forward = _DeviceForward(model, pad_to)
