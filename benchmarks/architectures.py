@@ -7,15 +7,17 @@ tvm-buda and compared with eager PyTorch under PyBuda's rule (PCC >= 0.99 or all
     python benchmarks/architectures.py --only OPTModel FalconModel --out /tmp/arch.jsonl
     python benchmarks/architectures.py --summary arch.jsonl # the counts and the failures by cause
 
-Each class runs in its own child process, one at a time (one torch/TVM thread, a time limit and an
-RSS limit), so a crash or a hang costs one row; rows are appended to a JSON-lines file and a rerun
-skips the classes already in it. "Tried" counts the classes that built from a tiny config and ran
+Classes run in child processes, one at a time, 20 to a child (one torch/TVM thread, a time limit
+per class and an RSS limit), so a crash or a hang costs one row and the next child goes on; rows
+are appended to a JSON-lines file and a rerun skips the classes already in it. Both sides trace
+without transformers' key/value cache (torch.export cannot return one), as tvm-buda's import does. "Tried" counts the classes that built from a tiny config and ran
 in eager PyTorch with tensor inputs (tiny_transformers.py says how both are made).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -88,7 +90,9 @@ def _plain_tvm(model, feed) -> object:
     from tvm import relax
     from tvm.relax.frontend.torch import from_exported_program
 
-    with torch.no_grad():
+    from tvm_buda.frontends.pytorch import _no_cache_unless_asked
+
+    with torch.no_grad(), _no_cache_unless_asked(model, feed):     # both sides trace without the kv cache
         exported = torch.export.export(model, (), feed)
     mod = from_exported_program(exported, keep_params_as_input=True, unwrap_unit_return_tuple=True)
     mod, params = relax.frontend.detach_params(mod)
@@ -106,15 +110,19 @@ def _tvm_values(value):
     return tuple(_tvm_values(v) for v in value)
 
 
+_current = {"class": None, "ran": 0}   # the class a child is running (for the RSS watchdog's row)
+
+
 def _watch_rss(limit_mb: float) -> None:
-    """Ends this child with a row of its own when it grows past the RSS limit."""
+    """Ends this child with a row for its current class when it grows past the RSS limit."""
     def watch():
         while True:
             with open("/proc/self/statm") as f:
                 rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
             if rss > limit_mb:
-                print(json.dumps({"status": "tried", "rss_limit": True, "buda": {"passed": False, "cause":
-                                  f"RSS over {limit_mb:.0f} MB"}}), flush=True)
+                print(json.dumps({"class": _current["class"], "status": "tried", "rss_limit": True,
+                                  "buda": {"passed": False, "cause": f"RSS over {limit_mb:.0f} MB (its child had run "
+                                                                     f"{_current['ran']} classes before)"}}), flush=True)
                 os._exit(3)
             time.sleep(0.5)
 
@@ -129,6 +137,8 @@ def child(name: str, out_dir: str) -> dict:
     import tiny_transformers as tiny
 
     torch.set_num_threads(1)
+    _current["class"] = name
+    _current["ran"] += 1
     row = {"class": name}
     model_class = getattr(transformers, name, None)
     if model_class is None:
@@ -175,29 +185,72 @@ def child(name: str, out_dir: str) -> dict:
 
 
 # ---- the sweep and its summary ------------------------------------------------------------------
+BATCH = 20    # classes per child process: one start-up (torch, transformers, TVM) serves them all
+
+
 def run_all(names: list[str], out: Path, timeout: float) -> None:
     done = {json.loads(line)["class"] for line in out.read_text().splitlines() if line.strip()} if out.exists() else set()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TVM_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
-           "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
     todo = [n for n in names if n not in done]
     print(f"{len(names)} classes, {len(done)} already in {out}, {len(todo)} to run", flush=True)
-    for i, name in enumerate(todo):
-        start = time.perf_counter()
+    count = 0
+    while todo:
+        batch, todo = todo[:BATCH], todo[BATCH:]
+        for row in _run_batch(batch, timeout):
+            count += 1
+            with out.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+            verdict = row["status"] if row["status"] != "tried" else (
+                f"tvm {'ok' if row.get('plain_tvm', {}).get('passed') else 'FAIL'}, "
+                f"buda {'ok' if row.get('buda', {}).get('passed') else 'FAIL'}")
+            print(f"[{count}/{count + len(todo) + len(batch)}] {row['class']}: {verdict} ({row['seconds']} s)",
+                  flush=True)
+            batch = batch[1:]
+        todo = batch + todo          # a child that died left these: the next child takes them
+
+
+def _run_batch(names: list[str], timeout: float):
+    """Rows of one child running `names` in order; stops at the first class that crashes its child or
+    overruns `timeout` (that class gets a row saying so)."""
+    import queue
+    import tempfile
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TVM_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
+           "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
+    with tempfile.TemporaryFile("w+") as errors:
+        proc = subprocess.Popen([sys.executable, __file__, "--child", *names], stdout=subprocess.PIPE,
+                                stderr=errors, stdin=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: ([lines.put(line) for line in proc.stdout], lines.put(None)),
+                         daemon=True).start()
         try:
-            proc = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True,
-                                  timeout=timeout, env=env, cwd=ROOT)
-            rows = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-            row = json.loads(rows[-1]) if rows else {"status": "crashed", "cause": (proc.stderr.strip().splitlines()
-                                                                                    or ["no output"])[-1][:300]}
-        except subprocess.TimeoutExpired:
-            row = {"status": "tried", "timeout": True, "buda": {"passed": False, "cause": f"over {timeout:.0f} s"}}
-        row.update({"class": name, "seconds": round(time.perf_counter() - start, 1)})
-        with out.open("a") as f:
-            f.write(json.dumps(row) + "\n")
-        verdict = row["status"] if row["status"] != "tried" else (
-            f"tvm {'ok' if row.get('plain_tvm', {}).get('passed') else 'FAIL'}, "
-            f"buda {'ok' if row.get('buda', {}).get('passed') else 'FAIL'}")
-        print(f"[{i + 1}/{len(todo)}] {name}: {verdict} ({row['seconds']} s)", flush=True)
+            for name in names:
+                start = time.perf_counter()
+                row = None
+                while row is None:
+                    try:
+                        line = lines.get(timeout=max(1.0, timeout - (time.perf_counter() - start)))
+                    except queue.Empty:
+                        proc.kill()
+                        yield {"class": name, "status": "tried", "timeout": True, "seconds": round(timeout, 1),
+                               "buda": {"passed": False, "cause": f"over {timeout:.0f} s"}}
+                        return
+                    if line is None:
+                        proc.wait()
+                        errors.seek(0)
+                        tail = (errors.read().strip().splitlines() or ["no output"])[-1][:300]
+                        yield {"class": name, "status": "crashed", "cause": f"exit {proc.returncode}: {tail}",
+                               "seconds": round(time.perf_counter() - start, 1)}
+                        return
+                    if line.startswith("{"):
+                        row = json.loads(line)
+                row.update({"class": name, "seconds": round(time.perf_counter() - start, 1)})
+                yield row
+                if row.get("rss_limit"):
+                    return
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
 
 
 def summary(out: Path) -> str:
@@ -224,7 +277,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="architectures.jsonl", type=Path)
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per class")
     parser.add_argument("--summary", type=Path, help="print the summary of a results file and stop")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         import tempfile
@@ -232,8 +285,14 @@ def main(argv=None) -> int:
 
         warnings.filterwarnings("ignore")
         _watch_rss(RSS_LIMIT_MB)
-        with tempfile.TemporaryDirectory(prefix="tvm_buda_arch_") as scratch:
-            print(json.dumps(child(args.child, scratch), default=float), flush=True)
+        for name in args.child:
+            with tempfile.TemporaryDirectory(prefix="tvm_buda_arch_") as scratch:
+                try:
+                    row = child(name, scratch)
+                finally:
+                    os.chdir(ROOT)
+            print(json.dumps(row, default=float), flush=True)
+            gc.collect()
         return 0
     if args.summary:
         print(summary(args.summary))
