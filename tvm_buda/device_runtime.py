@@ -14,7 +14,6 @@ import threading
 from dataclasses import dataclass, field
 
 import numpy as np
-import tvm
 import tvm_ffi
 
 from buda_runtime_sim import bf16_gemm, context, env, float_errors
@@ -122,7 +121,7 @@ def register(subgraph: DeviceSubgraph) -> None:
     """Make the subgraph callable under its symbol for the rest of the process (plain `tvm.compile`,
     whose caller creates the VM later; tvm_buda's own builds use `linked`)."""
     with _link_lock:
-        tvm.register_global_func(subgraph.symbol, subgraph, override=True)
+        tvm_ffi.register_global_func(subgraph.symbol, subgraph, override=True)
 
 
 @contextlib.contextmanager
@@ -131,7 +130,7 @@ def linked(subgraphs):
     them), then remove them, so no global registry keeps a dropped model alive."""
     with _link_lock:
         for subgraph in subgraphs:
-            tvm.register_global_func(subgraph.symbol, subgraph, override=True)
+            tvm_ffi.register_global_func(subgraph.symbol, subgraph, override=True)
         try:
             yield
         finally:
@@ -146,9 +145,9 @@ def _ext_buda(functions, options, constant_names):
     built = {sub.symbol for sub, _ in current_build().subgraphs}
     for func in functions:
         symbol = str(func.attrs["global_symbol"])
-        if symbol not in built and tvm.get_global_func(symbol, allow_missing=True) is None:
+        if symbol not in built and tvm_ffi.get_global_func(symbol, allow_missing=True) is None:
             raise RuntimeError(f"no generated module is registered for device function {symbol}")
     return []
 
 
-tvm.register_global_func("relax.ext.buda", _ext_buda, override=True)
+tvm_ffi.register_global_func("relax.ext.buda", _ext_buda, override=True)
