@@ -162,10 +162,10 @@ def _cache_info(args) -> int:
 
 
 def _cache_clear(args) -> int:
-    from .cache import list_entries, remove_entry
+    from .cache import entry_keys, remove_entry
 
     directory = _cache_dir(args)
-    keys = [args.key] if args.key else [e["key"] for e in list_entries(directory)]
+    keys = [args.key] if args.key else entry_keys(directory)
     if args.key and not remove_entry(directory, args.key):
         raise RuntimeError(f"no cache entry {args.key} in {directory} (see `tvm-buda cache list`)")
     for key in keys:

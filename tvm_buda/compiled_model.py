@@ -6,13 +6,12 @@ import threading
 from pathlib import Path
 
 import numpy as np
-import tvm
-from tvm import relax
 
 from buda_runtime_sim import context
 from buda_runtime_sim.config import CompilerConfig, _get_global_compiler_config
 from buda_runtime_sim.framework_tensors import to_framework
 
+from . import host_vm
 from .device_runtime import linked
 from .frontends.imported import ImportedModel, to_numpy
 from .input_checks import check_indices
@@ -58,7 +57,7 @@ class CompiledModel:
         self._parameter_roles = [(sub, [(local, source) for kind, local, source in sub.arg_roles if kind == "parameter"])
                                  for sub, _ in subgraphs]
         with linked([subgraph for subgraph, _ in subgraphs]):
-            self.vm = relax.VirtualMachine(_runnable(executable), tvm.cpu())
+            self.vm = host_vm.VirtualMachine(host_vm.runnable(executable))
         self._main = self.vm["main"]
         self._weights = [_vm_tensor(signature.params[n]) for n in weight_names]
         self.exec_context = context.ExecutionContext(numerics=config.numerics(), check_finite=config.check_finite)
@@ -205,15 +204,15 @@ def _vm_tensor(array: np.ndarray):
     sharing an aligned numpy copy of it."""
     array = vm_ready(array)
     try:
-        return tvm.runtime.from_dlpack(array)
+        return host_vm.from_dlpack(array)
     except Exception:  # noqa: BLE001 - dtypes DLPack cannot carry are copied by TVM
-        return tvm.runtime.tensor(array)
+        return host_vm.copied(array)
 
 
 def _ready_vm_tensor(array: np.ndarray):
     """_vm_tensor for an array already vm_ready (its alignment check costs ~2 us: numpy's ctypes)."""
     try:
-        return tvm.runtime.from_dlpack(array)
+        return host_vm.from_dlpack(array)
     except Exception:  # noqa: BLE001 - not what the caller promised after all: the checked path
         return _vm_tensor(array)
 
@@ -227,20 +226,7 @@ def aligned_copy(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def _runnable(executable):
-    """What the Relax VM loads. A model wholly on the device has no host kernels, yet TVM's VM linker
-    gives its executable an empty C source module, which Executable.jit would compile and link
-    with the system C compiler before the VM can load (0.1-0.6 s of a compile, in a subprocess);
-    such an executable's VM module is loaded as it is. Anything else goes through TVM's jit."""
-    module = getattr(executable, "mod", None)
-    if not isinstance(executable, tvm.runtime.Executable) or module is None:
-        return executable
-    if all(m.kind == "c" and not m.inspect_source().strip(" ;\n") for m in module.imports):
-        return module
-    return executable
-
-
-_TENSOR = tvm.runtime.Tensor
+_TENSOR = host_vm.Tensor
 
 
 def _flatten(result) -> list[np.ndarray]:
@@ -250,7 +236,7 @@ def _flatten(result) -> list[np.ndarray]:
         return [_host_view(result)]
     out = []
     for item in result[:]:
-        if type(item) is _TENSOR:
+        if isinstance(item, _TENSOR):
             out.append(_host_view(item))
         else:
             out.extend(_flatten(item))

@@ -14,7 +14,6 @@ import threading
 from dataclasses import dataclass, field
 
 import numpy as np
-import tvm
 import tvm_ffi
 
 from buda_runtime_sim import bf16_gemm, context, env, finite_check, float_errors
@@ -129,7 +128,7 @@ def register(subgraph: DeviceSubgraph) -> None:
     """Make the subgraph callable under its symbol for the rest of the process (plain `tvm.compile`,
     whose caller creates the VM later; tvm_buda's own builds use `linked`)."""
     with _link_lock:
-        tvm.register_global_func(subgraph.symbol, subgraph, override=True)
+        tvm_ffi.register_global_func(subgraph.symbol, subgraph, override=True)
 
 
 @contextlib.contextmanager
@@ -138,7 +137,7 @@ def linked(subgraphs):
     them), then remove them, so no global registry keeps a dropped model alive."""
     with _link_lock:
         for subgraph in subgraphs:
-            tvm.register_global_func(subgraph.symbol, subgraph, override=True)
+            tvm_ffi.register_global_func(subgraph.symbol, subgraph, override=True)
         try:
             yield
         finally:
@@ -153,12 +152,12 @@ def _ext_buda(functions, options, constant_names):
     built = {sub.symbol for sub, _ in current_build().subgraphs}
     for func in functions:
         symbol = str(func.attrs["global_symbol"])
-        if symbol not in built and tvm.get_global_func(symbol, allow_missing=True) is None:
+        if symbol not in built and tvm_ffi.get_global_func(symbol, allow_missing=True) is None:
             raise RuntimeError(f"no generated module is registered for device function {symbol}")
     return []
 
 
-tvm.register_global_func("relax.ext.buda", _ext_buda, override=True)
+tvm_ffi.register_global_func("relax.ext.buda", _ext_buda, override=True)
 # the error keeps its type through the Relax VM, which calls device programs over the FFI (and
 # rebuilds the error from its message)
 tvm_ffi.register_error("NonFiniteResultError", finite_check.NonFiniteResultError)

@@ -39,11 +39,11 @@ def _without_scope_warnings():
 
 
 def load_host_library(path):
-    """tvm.runtime.load_module(path), quietly."""
-    import tvm
+    """The exported library as a runtime module (TVM's runtime alone: host_vm.py), quietly."""
+    from .host_vm import load_module
 
     with _without_scope_warnings():
-        return tvm.runtime.load_module(str(path))
+        return load_module(path)
 
 
 def export_host_library(executable, path) -> None:

@@ -1,5 +1,5 @@
 """`compile_model`: a framework model (or model file) to a CompiledModel: imported by its frontend,
-then built (build.py), through the compile cache (cache/) when it is on."""
+then built (builder.py), through the compile cache (cache/) when it is on."""
 
 from __future__ import annotations
 
@@ -13,10 +13,7 @@ from .compiled_model import CompiledModel, resolve_config
 def compile_model(model, sample_inputs=(), config: CompilerConfig | None = None, name: str | None = None) -> CompiledModel:
     """Compile a framework model for the buda backend, using `sample_inputs` for shapes and dtypes
     (model files with static shapes need none)."""
-    from .build import build_imported        # (imported here, as before the move: the cache may load
-    from .build_state import stage           # a model without the compiler's half)
     from .cache import compile_with_cache
-    from .frontends.dispatch import import_model
 
     if not isinstance(sample_inputs, (tuple, list)):
         sample_inputs = (sample_inputs,)
@@ -25,6 +22,10 @@ def compile_model(model, sample_inputs=(), config: CompilerConfig | None = None,
     name = name or default_model_name(model)
 
     def cold() -> CompiledModel:
+        from .builder import build_imported   # TVM's compiler: only on a miss (a hit runs on TVM's runtime)
+        from .build_state import stage
+        from .frontends.dispatch import import_model
+
         stage("import model")
         return build_imported(import_model(model, sample_inputs, name), config)
 

@@ -11,12 +11,6 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import tvm
-from tvm import relax
-
-from codegen.lower import static_shape
-
-from .op_table import call_op_name
 
 
 @dataclass
@@ -97,6 +91,10 @@ class PartitionSummary:
 
 
 def _shapes(expr) -> list:
+    from tvm import relax
+
+    from codegen.lower import static_shape
+
     ty = getattr(expr, "ty", None)
     if isinstance(ty, relax.TupleType):
         return [list(static_shape(f)) for f in expr.fields] if isinstance(expr, relax.Tuple) else [[] for _ in ty.fields]
@@ -105,7 +103,13 @@ def _shapes(expr) -> list:
 
 def summarize(mod: tvm.IRModule, module_names: dict, device_ops: list[str]) -> PartitionSummary:
     """module_names: device GlobalVar name -> generated module name."""
+    import tvm   # compile time only: a loaded model's summary comes from_dict, without TVM's compiler
+    from tvm import relax
+
+    from codegen.lower import static_shape
+
     from .fallback import vars_in
+    from .op_table import call_op_name
 
     steps = []
     producer = {}  # Var -> index of the step that (ultimately) produced it

@@ -109,7 +109,7 @@ def test_updating_a_folded_weight_is_refused():
 
 def test_training_builds_keep_weights_as_parameters():
     """Training updates weights every step: its builds (fold_weights=False) never bake them in."""
-    from tvm_buda.build import build_imported
+    from tvm_buda.builder import build_imported
     from tvm_buda.compiled_model import resolve_config
 
     imported = _imported(ConvBnBlock())

@@ -88,6 +88,15 @@ def restore_module_sources(image: TTDeviceImage, dest: Path) -> None:
                 tmp.replace(target)
 
 
+def entry_keys(cache_dir: Path) -> list[str]:
+    """The keys of every entry (and of an older tvm-buda's folders), unverified."""
+    cache_dir = Path(cache_dir)
+    if not cache_dir.is_dir():
+        return []
+    return sorted(p.stem if p.is_file() else p.name for p in cache_dir.iterdir()
+                  if not p.name.startswith(".") and (p.is_dir() or p.suffix == SUFFIX))
+
+
 def list_entries(cache_dir: Path) -> list[dict]:
     """Summary of every entry (valid or not) for `tvm-buda cache list`."""
     cache_dir = Path(cache_dir)

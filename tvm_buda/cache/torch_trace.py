@@ -7,12 +7,14 @@ constant by value). Matrix products are not computed (zeros of their shape stand
 exportable model's ops do not depend on values, and the products are nearly all of a forward's
 time, so recording BERT-base takes milliseconds. A model whose Python reads values and fails on
 those zeros is recorded again with every op computed. (Meta tensors would compute nothing, but
-their Python kernels import torch._dynamo, seconds of a warm start.) Classes defined under
+their Python kernels import torch._dynamo: seconds of a warm start.) Classes defined under
 `python -c`, `exec` or a notebook cell hash like any other, and an edit to forward() or any
 helper it calls changes the ops, hence the key.
 """
 
 from __future__ import annotations
+
+import enum
 
 import blake3
 import torch
@@ -50,7 +52,10 @@ class _Recorder(TorchDispatchMode):
             return "{" + ",".join(f"{k}:{self.describe(v)}" for k, v in sorted(value.items())) + "}"
         if isinstance(value, torch.device):
             return "device"      # where it runs is not part of what is computed
-        return repr(value)
+        if value is None or isinstance(value, (bool, int, float, complex, str, torch.dtype, torch.layout,
+                                               torch.memory_format, enum.Enum)):
+            return repr(value)
+        return type(value).__qualname__   # an object (a transformers cache): its repr may hold an address
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -85,8 +90,6 @@ def _product_shape(func, args) -> tuple | None:
 def _constant(tensor: torch.Tensor) -> str:
     """A tensor the forward made from Python values or holds outside its weights: hashed by value."""
     head = f"const:{tensor.dtype}{tuple(tensor.shape)}"
-    if tensor.device.type == "meta":
-        return head + ":meta"
     data = tensor.detach().contiguous().reshape(-1)
     return f"{head}:{blake3.blake3(data.view(torch.uint8).numpy()).hexdigest()}"
 

@@ -14,7 +14,7 @@ from tvm import relax
 from buda_runtime_sim.config import CompilerConfig
 from buda_runtime_sim.runtime.flat_values import owner_of
 
-from ..build import build_imported
+from ..builder import build_imported
 from ..compiled_model import aligned_copy, vm_ready
 from ..frontends.imported import ImportedModel, TensorSpec, to_numpy
 from .autodiff import training_graphs
