@@ -9,7 +9,7 @@ from buda_runtime_sim.config import CompilerConfig
 from .build_state import BuildState, active_build
 from .compiled_model import CompiledModel, resolve_config
 from .frontends.imported import ImportedModel, TensorSpec, to_numpy
-from .target import PIPELINE_NAME, TARGET_TAG
+from .registration import PIPELINE_NAME, TARGET_TAG
 
 
 def build_imported(imported: ImportedModel, config: CompilerConfig, fold_weights: bool = True) -> CompiledModel:

@@ -1,4 +1,5 @@
-"""Registration with TVM: the "buda" target tag, the "buda" Relax pipeline, `relax.ext.buda`.
+"""The "buda" Relax pipeline (registration.py registers it, and the target tag, with TVM; importing
+this module registers `relax.ext.buda` through device_runtime).
 
 After `import tvm_buda`, `tvm.compile(mod, target="buda", relax_pipeline="buda")` partitions the
 module, generates PyBuda modules for the device parts and builds the rest for LLVM.
@@ -16,10 +17,6 @@ from .build_state import current_build, stage
 from .codegen_pass import BudaCodegen
 from .host_lowering import lower_host_ops
 from .partition import partition_for_buda
-
-TARGET_TAG = "buda"
-PIPELINE_NAME = "buda"
-
 
 def buda_pipeline():
     """The Relax pipeline: graph passes -> partition -> codegen -> RunCodegen -> TVM's default build."""
@@ -55,12 +52,3 @@ def buda_pipeline():
         return relax.get_pipeline("default")(lower_host_ops(mod))
 
     return _pipeline
-
-
-def _register() -> None:
-    tvm.target.tag.register_tag(TARGET_TAG, {"kind": "llvm", "keys": ["cpu"]}, override=True)
-    if PIPELINE_NAME not in relax.pipeline.PIPELINE_MAP:
-        relax.register_pipeline(PIPELINE_NAME)(buda_pipeline)
-
-
-_register()

@@ -1,6 +1,6 @@
 """A cache hit runs on TVM's runtime alone: `import tvm_buda` and a warm compile_model + run never
 import TVM's compiler (`import tvm`, most of a warm start's own time), while a miss, `tvm_buda.build`
-and a plain `tvm.compile(target="buda")` still find the "buda" target whichever was imported first."""
+and a plain `tvm.compile(target="buda")` still find the "buda" target whichever was imported first (relay_passes and codegen too)."""
 
 import json
 import os
@@ -66,5 +66,10 @@ print(json.dumps({{"ok": bool(np.allclose(out, np.maximum(x, 0), atol=0.05))}}))
 
 
 def test_plain_tvm_compile_finds_buda_in_either_import_order(tmp_path):
-    for imports in ("import tvm_buda\nimport tvm", "import tvm\nimport tvm_buda"):
+    # `import relay_passes` (or codegen) first imports tvm while our package is half-imported: the
+    # registration then must not import any of our modules
+    for imports in ("import tvm_buda\nimport tvm", "import tvm\nimport tvm_buda",
+                    "import relay_passes\nimport tvm_buda\nimport tvm", "import codegen\nimport tvm_buda\nimport tvm",
+                    # an availability check before the import finds the hook too
+                    "import tvm_buda, importlib.util\nimportlib.util.find_spec('tvm')\nimport tvm"):
         assert _child(PLAIN.format(imports=imports), tmp_path)["ok"], imports
