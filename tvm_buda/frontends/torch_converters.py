@@ -90,12 +90,13 @@ def _wrapped_index(bb, index, size: int):
     """A negative index counts from the end, as in PyTorch (Falcon's fused heads: qkv[..., [-2], :]);
     TVM's take and index_tensor would read out of range (clipped to the first row)."""
     import numpy as np
-    import tvm
     from tvm import relax
 
+    from relay_passes.scalars import constant_array
+
     dtype = str(index.ty.dtype)
-    if isinstance(index, tvm.ir.Constant):
-        values = index.data.numpy()
+    values = constant_array(index)
+    if values is not None:
         return relax.const(np.where(values < 0, values + size, values).astype(dtype), dtype) if (values < 0).any() \
             else index
     negative = bb.emit(relax.op.less(index, relax.const(0, dtype)))
