@@ -20,10 +20,12 @@ import ml_dtypes
 import numpy as np
 
 from .blockfloat import BFP_FORMATS
+from .compact_tensor import CompactTensor, unpadded
 from .constants import TILE_DIM
 from .dataformat import DataFormat
 from .derived_budget import BudgetedCache
 from .device_codecs import encode, encode_exact, wrap_bits
+from .formats import quantize
 from .tensor import Tensor, pad, storage_shape
 
 MIN_ELEMENTS = 1 << 16          # 256 KB of float32: smaller tensors are kept as float32 Tensors
@@ -128,9 +130,25 @@ def from_value(value: np.ndarray, data_format: DataFormat) -> Tensor:
             codec = encode(np.asarray(value, np.float32), data_format)
         if codec is not None:
             return StoredTensor(codec, data_format)
+    if _floating(value.dtype) and _padding_factor(value.shape) >= 4:     # a [C, K, 1] conv weight: kept
+        values = np.asarray(value, np.float32)                           # compact, padded if a kernel asks
+        values = values.copy() if data_format in _UNROUNDED else quantize(values, data_format)
+        values.flags.writeable = False
+        return CompactTensor(values, data_format)
     tensor = Tensor.from_array(np.asarray(value, np.float32) if _floating(value.dtype) else value, data_format)
     tensor.padded.flags.writeable = False
     return tensor
+
+
+def _padding_factor(shape) -> float:
+    """Tile-padded storage over logical size."""
+    size = 1
+    for d in shape:
+        size *= int(d)
+    padded = 1
+    for d in storage_shape(shape):
+        padded *= d
+    return padded / max(size, 1)
 
 
 def _floating(dtype: np.dtype) -> bool:
@@ -145,7 +163,10 @@ def kept(tensor: Tensor) -> Tensor:
         codec = encode_exact(np.ascontiguousarray(tensor.logical()), tensor.data_format)
         if codec is not None:
             return StoredTensor(codec, tensor.data_format)
-    tensor.padded.flags.writeable = False
+    if unpadded(tensor) and _padding_factor(tensor.shape) >= 4:    # ([C, K, 1, 1]: padded 1024 times)
+        tensor.logical().flags.writeable = False     # kept compact: storage made only if a kernel reads it
+    else:
+        tensor.padded.flags.writeable = False
     return tensor
 
 

@@ -173,3 +173,18 @@ def test_a_block_float_weight_keeps_nothing_widened(monkeypatch):
     assert type(weight) is StoredTensor and weight.derived() is None
     assert weight.nbytes == 256 * 128 * (1 + 1 / 16) and param.device_bytes() == weight.nbytes
     assert grown < 256 * 128 * 4 / 4        # far below one float32 copy of the weight
+
+
+def test_a_weight_with_a_dim_of_one_stays_compact(monkeypatch):
+    """A conv weight [C, K, 1] pads to [C, K, 32], and reshaped to [C, K, 1, 1] (what a 1-D conv
+    reads) to [C, K, 32, 32]: neither storage is made unless a kernel reads it."""
+    monkeypatch.setattr(stored_tensor, "MIN_ELEMENTS", 1 << 16)           # small: not held as bytes
+    value = _values((64, 16, 1))
+    param = Parameter(value, name="w")
+    weight = param.device_tensor(DF.Float16_b)
+    assert type(weight).__name__ == "CompactTensor" and not weight.storage_made
+    numerics = OpNumerics()
+    reshaped = kept(kernels.get_kernel("Reshape")([weight], {"shape": (64, 16, 1, 1)}, numerics))
+    assert not reshaped.storage_made and not weight.storage_made
+    assert not reshaped.logical().flags.writeable
+    assert np.array_equal(_bits(weight.padded), _bits(Tensor.from_array(value, DF.Float16_b).padded))
