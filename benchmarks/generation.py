@@ -97,6 +97,8 @@ def main(argv=None) -> int:
     print(f"simulating   {sim_token * 1e3:.1f} ms wall per token ({sim_token / eager_token:.1f}x PyTorch eager)")
     formats = "Float32/HiFi4" if args.fp32 else "default formats"
     print(f"agreement    {agreement:.0%} of {tokens} tokens as transformers ({formats})")
+    from buda_runtime_sim import bf16_gemm  # (imported where the simulator is)
+    print(bf16_gemm.summary())
     pybuda.shutdown()
     return 0
 

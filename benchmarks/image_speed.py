@@ -104,6 +104,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS for the children (default: torch's)")
     args = parser.parse_args()
+    from buda_runtime_sim import bf16_gemm
+
+    print(f"GEMM route (the children's): {bf16_gemm.route()}")
     for spec in args.models:
         layers, seq = (int(v) for v in spec.lower().split("x"))
         r = measure(layers, seq, args.repeat, args.threads)

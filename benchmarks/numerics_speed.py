@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from buda_runtime_sim import bf16_gemm
 from buda_runtime_sim.dataformat import DataFormat, MathFidelity
 from buda_runtime_sim.fidelity import fidelity_matmul
 from buda_runtime_sim.formats import quantize
@@ -84,6 +85,7 @@ def main(argv=None) -> int:
     quant = bench_quantize(args.repeats)
     print(f"\nworst matmul ratio {matmul:.2f} (target <= {MATMUL_TARGET}): {'MET' if matmul <= MATMUL_TARGET else 'NOT MET'}")
     print(f"Bfp8_b quantize ratio {quant:.2f} (target <= {QUANTIZE_TARGET}): {'MET' if quant <= QUANTIZE_TARGET else 'NOT MET'}")
+    print(bf16_gemm.summary())
     return 0
 
 

@@ -2,7 +2,8 @@
 
     python benchmarks/perf_calibration.py [--data DIR] [--fit]
 
-Rows: spec/perf_data (tt-budabackend perf_lib sweeps, one op on one core, cycles per input).
+Rows: buda_runtime_sim/perf/perf_data (tt-budabackend perf_lib sweeps, one op on one core, cycles per
+input).
 Each configuration falls in the fit half or the held-out half by a hash of its settings. The
 table shows, per arch and op, the median and 90th-percentile relative error on the held-out
 half of (a) the coefficients shipped in buda_runtime_sim/perf/op_model.py and (b) a fresh fit

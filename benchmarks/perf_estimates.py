@@ -1,10 +1,14 @@
-"""Estimated throughput of reference workloads on gs_e150 and wh_n150 (Bfp8_b, LoFi), shapes only.
+"""Estimated throughput of reference workloads on gs_e150 and wh_n150, through the user's path.
 
-    python benchmarks/perf_estimates.py [--only resnet] [--boards gs_e150 wh_n150] [--epochs]
+    python benchmarks/perf_estimates.py [--only resnet] [--boards gs_e150 wh_n150] [--epochs] [--compile-batch 1]
 
-Models are built from configs on the meta device (transformers for BERT/ViT, benchmarks/
-cnn_models.py for the CNNs), traced with torch.export, and estimated with buda_runtime_sim.perf.
-Nothing is computed and no weights are downloaded.
+Each model is built from its config with random weights (transformers for BERT/ViT, benchmarks/
+cnn_models.py for the CNNs; nothing is downloaded), compiled with tvm_buda.compile_model at the
+published run's data format and fidelity, and estimated with CompiledModel.perf_report(board,
+microbatch): the program the compiler produced (its partition, formats, fidelities), priced as a
+user gets it. The device streams a microbatch one sample at a time (tvm_buda/perf_report.py), so
+a batch-1 compile prices any microbatch and no activation at full batch is ever built. Memory is the
+weights (BERT-Large: 1.3 GB in float32) plus the compile.
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cnn_models import MobileNetV1, MobileNetV2, ResNet50  # noqa: E402
-from torch_op_graph import op_graph_from_torch  # noqa: E402
 
+import tvm_buda  # noqa: E402
 from buda_runtime_sim.dataformat import DataFormat, MathFidelity  # noqa: E402
-from buda_runtime_sim.perf import BOARDS, PlacementConfig, estimate  # noqa: E402
+from buda_runtime_sim.perf import BOARDS  # noqa: E402
 from buda_runtime_sim.perf.costs import peak_tflops  # noqa: E402
 
 DEFAULT_BOARDS = ("gs_e150", "wh_n150")
@@ -84,10 +88,16 @@ REFERENCES: dict = {
 DEFAULT_RUN = (None, 64, BFP8_LOFI)   # boards without a published figure
 
 
-def trace(workload: Workload, numerics=BFP8_LOFI):
-    with torch.device("meta"):
-        model = workload.build().eval()
-    return op_graph_from_torch(model, [workload.sample_shape], workload.title, *numerics)
+def compile_workload(workload: Workload, numerics=BFP8_LOFI, batch: int = 1, directory: Path | None = None):
+    """compile_model at `numerics` (default data format and math fidelity, as PyBuda's -df/-mf set them)."""
+    torch.manual_seed(0)
+    model = workload.build().eval()
+    config = tvm_buda.CompilerConfig()
+    config.default_df_override, config.default_math_fidelity = numerics
+    if directory is not None:
+        config.generated_modules_dir = str(directory)
+    sample = torch.randn((batch,) + tuple(workload.sample_shape[1:]))
+    return tvm_buda.compile_model(model, (sample,), config=config, name=workload.key)
 
 
 def main(argv=None) -> int:
@@ -95,11 +105,13 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", help=f"workload keys: {[w.key for w in WORKLOADS]}")
     parser.add_argument("--boards", nargs="*", default=list(DEFAULT_BOARDS), choices=sorted(BOARDS))
     parser.add_argument("--epochs", action="store_true", help="print each estimate's epoch summary")
+    parser.add_argument("--compile-batch", type=int, default=1,
+                        help="batch the models are compiled at (the estimate does not depend on it)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
     chosen = [w for w in WORKLOADS if not args.only or w.key in args.only]
-    print("Estimated throughput at each published run's microbatch, data format and fidelity, per-sample "
-          "shapes streamed through each epoch (buda_runtime_sim.perf)\n")
+    print("Estimated throughput at each published run's microbatch, data format and fidelity: compile_model, "
+          "then perf_report(board, microbatch)\n")
     header = (f"{'workload':<30} {'mb':>4} {'numerics':<15} {'board':<8} {'samples/s':>11} {'epochs':>6} {'util':>6} "
               f"{'TFLOPS':>7}  reference")
     print(header)
@@ -107,23 +119,23 @@ def main(argv=None) -> int:
     ratios = []
     for workload in chosen:
         started = time.perf_counter()
-        graphs: dict = {}
+        compiled: dict = {}
         for board in args.boards:
             published, microbatch, numerics = REFERENCES.get((workload.key, board), DEFAULT_RUN)
-            if numerics not in graphs:
-                graphs[numerics] = trace(workload, numerics)
-            report = estimate(graphs[numerics], PlacementConfig(board), microbatch)
+            if numerics not in compiled:
+                compiled.clear()              # one compiled model (and its weights) at a time
+                compiled[numerics] = compile_workload(workload, numerics, args.compile_batch)
+            report = compiled[numerics].perf_report(board, microbatch)
             ref_text = "no reference"
             if published:
                 ratios.append((board, report.samples_per_second / published))
                 ref_text = f"{published:,}  (ours {ratios[-1][1]:.2f}x)"
             print(f"{workload.title:<30} {microbatch:>4} {numerics[0].name + '/' + numerics[1].name:<15} {board:<8} "
                   f"{report.samples_per_second:>11,.1f} {len(report.epochs):>6} {100 * report.math_utilisation:>5.1f}% "
-                  f"{report.tflops:>7.1f}  {ref_text}")
+                  f"{report.tflops:>7.1f}  {ref_text}", flush=True)
             if args.epochs:
                 print(report.summary() + "\n")
-        ops = len(next(iter(graphs.values())).ops) if graphs else 0
-        print(f"{'':<30} ({ops} ops, traced and estimated in {time.perf_counter() - started:.1f} s)")
+        print(f"{'':<30} (compiled and estimated in {time.perf_counter() - started:.1f} s)")
     if ratios:
         print(f"\nAgainst published figures ({_SOURCE}), geometric-mean error (ours/published geomean, range):")
         for label in [None] + sorted({b for b, _ in ratios}):
@@ -131,7 +143,7 @@ def main(argv=None) -> int:
             logs = np.log(chosen)
             print(f"  {label or 'all':<8} {len(chosen):>2} figures: {np.exp(np.mean(np.abs(logs))):.2f}x "
                   f"({np.exp(np.mean(logs)):.2f}x, {chosen.min():.2f}x-{chosen.max():.2f}x)")
-    print("\nSanity: matrix-unit peak of the model vs published peak TFLOPS (spec/perf_model.md)")
+    print("\nSanity: matrix-unit peak of the model vs published peak TFLOPS (docs/spec/perf_model.md)")
     for board in args.boards:
         b = BOARDS[board]
         model = ", ".join(f"{f.name} {peak_tflops(b, f.phases):.0f}" for f in (MathFidelity.LoFi, MathFidelity.HiFi2,

@@ -2,8 +2,8 @@
 
     python benchmarks/perf_netlists.py [--data DIR] [--only bert resnet mobilenetv2]
 
-PyBuda's side is spec/perf_data/netlist_summary.md (netlists the PyBuda compiler produced for
-BERT-Large, ResNet-50 and MobileNet v2, kept in tt-budabackend perf_lib/graph_tests). Ours is
+PyBuda's side is buda_runtime_sim/perf/perf_data/netlist_summary.md (netlists the PyBuda compiler
+produced for BERT-Large, ResNet-50 and MobileNet v2, kept in tt-budabackend perf_lib/graph_tests). Ours is
 buda_runtime_sim.perf on the same model shapes, data format, fidelity and microbatch (the
 benchmarks/perf_estimates.py workloads). For each of PyBuda's heaviest matmul configurations the
 table finds our op with the same output tiles and inner depth, and prices both placements with

@@ -111,6 +111,8 @@ def main(argv=None) -> None:
         print(f"{op_type:<16}{counts[op_type]:>7}{seconds * 1e3:>10.1f}{seconds / wall:>8.1%}")
     rest = wall - sum(medians.values())
     print(f"{'outside kernels':<16}{'':>7}{rest * 1e3:>10.1f}{rest / wall:>8.1%}")
+    from buda_runtime_sim import bf16_gemm  # (imported where the simulator is)
+    print(bf16_gemm.summary())
 
 
 if __name__ == "__main__":

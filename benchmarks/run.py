@@ -121,6 +121,9 @@ def _measure_in(kind: str, case, name: str, scratch: str) -> dict:
         out["accuracy"] = str(compare(compiled.run(*case.inputs), case.golden()))
     else:
         out.update(_speed(case, name, scratch))
+        from buda_runtime_sim import bf16_gemm
+
+        out["bf16_products"] = bf16_gemm.bf16_products()
     return out
 
 
@@ -214,13 +217,17 @@ def main(names: list[str]) -> None:
     clock = "CPU time" if os.environ.get(CLOCK_ENV) == "cpu" else "wall clock"
     print(f"{os.cpu_count()} cores, {_threads()} torch thread(s), {clock}; load average "
           f"{os.getloadavg()[0]:.1f}; medians of {RUN_REPEATS} interleaved runs ({COMPILE_REPEATS} compiles) "
-          "after a warm-up, ratios from one process\n")
+          "after a warm-up, ratios from one process")
+    from buda_runtime_sim import bf16_gemm
+
+    print(f"GEMM route: {bf16_gemm.route()}\n")
     for name in names:
         speed, buda = _measure("speed", name), _measure("buda", name)
         run_s, compile_s = speed["run_s"], speed["compile_s"]
         allowed_mb = buda["base_rss_mb"] + 2 * buda["param_mb"]
         print(f"== {name} (parameters {buda['param_mb']:.1f} MB)")
-        print(f"  run:      native {run_s['native'] * 1e3:8.1f} ms")
+        print(f"  run:      native {run_s['native'] * 1e3:8.1f} ms   ({speed['bf16_products']} products ran on the "
+              "bfloat16 GEMM route)")
         for fidelity in FIDELITIES:
             ratio = run_s[fidelity] / run_s["native"]
             target = RUN_TARGETS.get(name, {}).get(fidelity)

@@ -139,6 +139,8 @@ def main(argv=None) -> int:
         print(f"  {op_type:14s} {1e3 * real:6.2f} / {1e3 * seconds:5.2f} ms  {count:4d} calls  "
               f"{1e6 * real / count:6.1f} / {1e6 * seconds / count:5.1f} us each")
     print(f"around the kernels (CPU time, median of {args.steps} steps with kernels looked up): {1e3 * around:.2f} ms")
+    from buda_runtime_sim import bf16_gemm  # (imported where the simulator is)
+    print(bf16_gemm.summary())
     return 0
 
 

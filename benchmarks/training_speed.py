@@ -107,6 +107,8 @@ def main(argv=None) -> int:
     print(f"CPU time (steadier on a loaded machine): simulated {1e3 * sim_c:.1f} ms, PyTorch {1e3 * native_c:.1f} ms, "
           f"ratio {sim_c / native_c:.2f}x")
     print(f"losses over {total} steps: largest relative difference {100 * diff:.2f}%")
+    from buda_runtime_sim import bf16_gemm  # (imported where the simulator is)
+    print(bf16_gemm.summary())
     return 0
 
 

@@ -21,7 +21,11 @@ float32 sum itself, so it keeps the float32 route; so do Float16 ("a" family) ac
 operands with slices wider than bfloat16 (Float32 or Float16 values at HiFi2-4).
 
 `TVM_BUDA_BF16_GEMM`: "auto" (default) uses the route where the CPU multiplies bfloat16 natively,
-"0" never, "1" always (slow without hardware support: for testing the route anywhere).
+"0" never, "1" always (slow without hardware support: for testing the route anywhere). Convolutions
+take it only where oneDNN has bfloat16 convolution kernels (AVX512BW/VL/DQ or AVX-NE-CONVERT): an
+AVX2-only CPU has none, so there "1" leaves convolutions on the float32 route. `TVM_BUDA_CPU_BF16=0`
+makes this process act as a CPU without bfloat16 instructions (what an AVX2-only machine runs), on
+any machine; `route()` names the route a process takes and `bf16_products()` counts what ran.
 """
 
 from __future__ import annotations
@@ -33,17 +37,46 @@ import warnings
 
 import numpy as np
 
-from .env import BF16_GEMM
+from .env import BF16_GEMM, CPU_BF16
 
 _LOW_HALF = np.uint32(0xFFFF)
+# products run on the bfloat16 route in this process (matmuls and convolutions), for reports
+_bf16_runs = 0
+_runs_lock = threading.Lock()
+
+
+def _hardware_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); TVM_BUDA_CPU_BF16=0: no."""
+    return _cpu_setting() != "absent" and _probe_bf16_multiply()
+
+
+def _hardware_bf16_convolution() -> bool:
+    """Whether oneDNN runs bfloat16 convolutions on this CPU at all (AVX512BW/VL/DQ or AVX-NE-CONVERT;
+    without them torch refuses); TVM_BUDA_CPU_BF16=0: no."""
+    return _cpu_setting() != "absent" and _probe_bf16_convolution()
 
 
 @functools.cache
-def _hardware_bf16() -> bool:
+def _probe_bf16_multiply() -> bool:
     torch = torch_module()
     cpu = getattr(torch, "cpu", None)
     checks = [getattr(cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
     return torch.backends.mkldnn.is_available() and any(check is not None and check() for check in checks)
+
+
+@functools.cache
+def _probe_bf16_convolution() -> bool:
+    torch = torch_module()
+    return torch.backends.mkldnn.is_available() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def _cpu_setting() -> str:
+    setting = CPU_BF16.get().lower()
+    if setting in ("0", "off", "false"):
+        return "absent"
+    if setting != "auto":
+        raise ValueError(f"environment variable {CPU_BF16.name}={setting!r} must be auto or 0: {CPU_BF16.doc}")
+    return "auto"
 
 
 # The route is chosen by the size of the right operand's matrix (inner dim x columns), never by
@@ -62,15 +95,50 @@ MIN_MATRIX = 1 << 14
 MIN_BATCHED_MATRIX = 1 << 13
 
 
-def enabled(matrix: int | None = None, batched: bool = False) -> bool:
+def enabled(matrix: int | None = None, batched: bool = False, convolution: bool = False) -> bool:
     """Whether a product whose right operand is a `matrix`-element matrix (inner dim x columns) takes
     the bfloat16 route in this process (TVM_BUDA_BF16_GEMM: "1" always; "auto" where the CPU
     multiplies bfloat16 and the matrix is large enough to gain, `batched` right operands from a
-    smaller size; None asks about the route at all)."""
+    smaller size; None asks about the route at all). A `convolution` needs oneDNN's bfloat16
+    convolution kernels besides."""
     mode = getattr(_fixed, "mode", None) or _mode(BF16_GEMM.get())   # (parsed once per value)
+    if convolution and mode != "off" and not _hardware_bf16_convolution():
+        return False
     if mode != "auto":
         return mode == "on"
     return _hardware_bf16() and (matrix is None or matrix >= (MIN_BATCHED_MATRIX if batched else MIN_MATRIX))
+
+
+def route() -> str:
+    """The GEMM route this process takes, in words (benchmarks print it beside their figures)."""
+    mode = _mode(BF16_GEMM.get())
+    cpu = ("this CPU multiplies bfloat16 natively" if _hardware_bf16() else
+           "this CPU has no bfloat16 instructions (AVX512-BF16/AMX)"
+           + (", TVM_BUDA_CPU_BF16=0" if _cpu_setting() == "absent" else ""))
+    conv = "" if _hardware_bf16_convolution() else "; convolutions float32 (no oneDNN bfloat16 convolution here)"
+    if mode == "off":
+        return f"float32 GEMMs (TVM_BUDA_BF16_GEMM=0; {cpu})"
+    if mode == "on":
+        return f"bfloat16 GEMMs wherever exact (TVM_BUDA_BF16_GEMM=1; {cpu}){conv}"
+    if _hardware_bf16():
+        return f"bfloat16 GEMMs where exact and large enough (TVM_BUDA_BF16_GEMM=auto; {cpu}){conv}"
+    return f"float32 GEMMs (TVM_BUDA_BF16_GEMM=auto; {cpu})"
+
+
+def bf16_products() -> int:
+    """How many products (GEMMs and convolutions) this process has run on the bfloat16 route."""
+    return _bf16_runs
+
+
+def summary() -> str:
+    """One line for benchmark output: the route rule and how many products took the bfloat16 route."""
+    return f"GEMM route: {route()}; {bf16_products()} products ran on the bfloat16 route in this process"
+
+
+def count_bf16_product() -> None:
+    global _bf16_runs
+    with _runs_lock:
+        _bf16_runs += 1
 
 
 # The setting while a device program runs (setting_fixed), per thread; None: read it every call.
@@ -137,6 +205,7 @@ def matmul(left, right) -> np.ndarray:
         out = torch.mm(left.reshape(-1, left.shape[-1]), right).reshape(left.shape[:-1] + (right.shape[-1],))
     else:
         out = torch.matmul(left, right)
+    count_bf16_product()
     return out.float().numpy()
 
 

@@ -20,7 +20,7 @@ from .blockfloat import BFP_FORMATS, decode_blocks_fast, encode_blocks
 from .constants import BLOCK_SIZE
 from .dataformat import DataFormat
 from .float_errors import ignored
-from .formats import _pack_codes, _unpack_codes, quantize
+from .formats import FLOAT_LIMITS, _pack_codes, _unpack_codes, quantize
 
 _FLOAT32 = np.dtype(np.float32)
 _CASTS = {DataFormat.Float16_b: np.dtype(ml_dtypes.bfloat16), DataFormat.Float16: np.dtype(np.float16),
@@ -148,14 +148,25 @@ def encode(values: np.ndarray, fmt: DataFormat, rounded: np.ndarray | None = Non
     """A codec holding `values` (float32, logical shape) as stored in `fmt`, or None where the
     format has no codec here or the bytes would not give back quantize(values, fmt) bit for bit.
     `rounded`: quantize(values, fmt) when the caller has it (block formats)."""
-    if fmt in _CASTS:                     # quantize's own cast; widening it back is exact (tested
-        with ignored():                   # over every bit pattern), so nothing to check
-            return CastCodec(np.asarray(values, np.float32).astype(_CASTS[fmt]))
+    if fmt in _CASTS:                     # quantize's own cast and saturation; widening it back is
+        return CastCodec(_saturating_cast(np.asarray(values, np.float32), fmt))   # exact, nothing to check
     if fmt in BFP_FORMATS:
         rounded = quantize(values, fmt) if rounded is None else rounded
         codec = _encode_blocks(rounded, fmt)
         return codec if same_bits(codec.values(), rounded) else None
     return None
+
+
+def _saturating_cast(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
+    """`values` cast to fmt's dtype as formats.quantize rounds them: a finite value the cast turned
+    into +-inf saturates at the format's largest finite value (inf and NaN stay)."""
+    with ignored():
+        narrow = values.astype(_CASTS[fmt])
+    infinite = np.isinf(narrow)
+    if np.count_nonzero(infinite):
+        grew = infinite & np.isfinite(values)
+        narrow[grew] = np.copysign(FLOAT_LIMITS[fmt], values[grew]).astype(_CASTS[fmt])
+    return narrow
 
 
 def encode_exact(values: np.ndarray, fmt: DataFormat):

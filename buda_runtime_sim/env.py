@@ -58,6 +58,13 @@ SLICE_CACHE_MB = EnvVar(
     "process-wide; past it they are cut again on each call (buda_runtime_sim/derived_budget.py)",
 )
 
+CPU_BF16 = EnvVar(
+    "TVM_BUDA_CPU_BF16", "auto",
+    "auto: ask the CPU whether it has bfloat16 instructions (AVX512-BF16/AMX for TVM_BUDA_BF16_GEMM=auto, "
+    "oneDNN's bfloat16 convolutions); 0: act as a CPU without them, as an AVX2-only machine runs "
+    "(for testing what such a machine computes)",
+)
+
 TTI_BACKEND_FORMAT = EnvVar(
     "PYBUDA_TTI_BACKEND_FORMAT", "0",
     "1: compile_to_image stores parameters in the device's byte layout (the simulator's one layout: tiles)",

@@ -44,10 +44,10 @@ from __future__ import annotations
 
 import functools
 
-import ml_dtypes
 import numpy as np
 
 from . import bf16_gemm, fidelity_bf16
+from .accumulation import accumulate, gemm
 from .bf16_gemm import torch_view
 from .dataformat import DataFormat, MathFidelity
 from .formats import mantissa_bits
@@ -58,13 +58,6 @@ _SRCA_HI = np.uint32(0xFFF80000)    # 4 mantissa bits
 _SRCA_FULL = np.uint32(0xFFFFC000)  # 4 + 5 mantissa bits
 _SRCB_HI = np.uint32(0xFFFE0000)    # 6 mantissa bits
 _KEPT_BITS = {int(_TF32): 10, int(_SRCA_HI): 4, int(_SRCA_FULL): 9, int(_SRCB_HI): 6}
-
-_ACCUMULATE_CASTS = {
-    DataFormat.Float32: None,
-    DataFormat.Float16_b: ml_dtypes.bfloat16,
-    DataFormat.Float16: np.float16,
-}
-
 
 class _Operand:
     """One operand as float32 bits, with its slices cut on demand.
@@ -159,18 +152,6 @@ def _phase_terms(src_a: _Operand, src_b: _Operand, phases: int) -> list[tuple[np
     return terms
 
 
-def accumulate(values: np.ndarray, accumulate_df) -> np.ndarray:
-    """Round a float32 result to the accumulation format (float32 returned)."""
-    if accumulate_df is DataFormat.Float16_b and type(values) is np.ndarray and values.dtype == np.float32:
-        return values.astype(ml_dtypes.bfloat16).astype(np.float32)      # the default, without parsing
-    df = DataFormat.parse(accumulate_df)
-    if df not in _ACCUMULATE_CASTS:
-        raise ValueError(f"accumulate_df must be one of {[f.name for f in _ACCUMULATE_CASTS]}, got {df.name}")
-    cast = _ACCUMULATE_CASTS[df]
-    values = np.asarray(values, dtype=np.float32)
-    return values if cast is None else values.astype(cast).astype(np.float32)
-
-
 def _srca_slices(src_a: _Operand, phases: int, cache: dict | None) -> tuple[np.ndarray, np.ndarray | None]:
     """(part, low) of the SrcA operand for `phases`, as torch tensors: part is the high slice (LoFi)
     or both slices (HiFi2-4); low is the low slice HiFi3 subtracts (None if zero or not needed). Kept in `cache`
@@ -188,36 +169,6 @@ def _srca_slices(src_a: _Operand, phases: int, cache: dict | None) -> tuple[np.n
     if cache is not None:
         cache[key] = slices
     return slices
-
-
-def _gemm(x, y, out=None):
-    """x @ y in float32 through torch (numpy-style broadcasting); with `out`, adds into it.
-
-    torch, not numpy: frameworks around the simulator run torch, and a second BLAS thread pool
-    (numpy's OpenBLAS) spinning beside torch's makes both slow on a small machine.
-    """
-    import torch
-
-    x = x if isinstance(x, torch.Tensor) else torch_view(x)
-    y = y if isinstance(y, torch.Tensor) else torch_view(y)
-    if x.ndim == y.ndim == 2:                               # the common case first (torch.matmul's mm)
-        return torch.mm(x, y) if out is None else out.addmm_(x, y)
-    # Accumulating GEMMs add into `out` in BLAS (addmm/baddbmm): a separate add of a fresh product
-    # costs a pass over the result and, with torch's thread pool, more than the GEMM itself.
-    if y.ndim == 2 and x.ndim > 2 and x.is_contiguous():   # batch dims only on x: one 2-D GEMM
-        flat = x.reshape(-1, x.shape[-1])
-        if out is None:
-            return torch.mm(flat, y).reshape(x.shape[:-1] + (y.shape[-1],))
-        out.view(-1, y.shape[-1]).addmm_(flat, y)
-        return out
-    if x.ndim == y.ndim == 3 and x.shape[0] == y.shape[0]:     # attention: batched GEMMs, without
-        return torch.bmm(x, y) if out is None else out.baddbmm_(x, y)   # torch.matmul's checks or views
-    if out is None:
-        return torch.matmul(x, y)
-    if x.ndim == y.ndim and x.shape[:-2] == y.shape[:-2] and out.is_contiguous():
-        out.view(-1, *out.shape[-2:]).baddbmm_(x.reshape(-1, *x.shape[-2:]), y.reshape(-1, *y.shape[-2:]))
-        return out
-    return out.add_(torch.matmul(x, y))
 
 
 def fidelity_matmul(a: np.ndarray, b: np.ndarray, fidelity: MathFidelity, accumulate_df: DataFormat, *,
@@ -243,18 +194,20 @@ def general_matmul(a, b, phases: int, accumulate_df, a_format, b_format, b_cache
     src_b, src_a = _Operand(a, a_format), _Operand(b, b_format)
     if takes_bf16_route(accumulate_df, _matrix_size(src_a.shape), len(src_a.shape) > 2):
         out = _bf16_matmul(src_b, src_a, phases, b_cache)
-        if out is not None:
+        # (torch rounds a sum beyond bfloat16's range to inf; the float32 route below saturates it,
+        # and defines every result that is not all finite, so both routes give one answer)
+        if out is not None and np.count_nonzero(np.isfinite(out)) == out.size:
             return out
     b_part, b_low = _srca_slices(src_a, phases, b_cache)
     if phases != 3:
         a_part = src_b.masked(_TF32 if phases == 4 else _SRCB_HI)
-        return accumulate(_gemm(a_part, b_part).numpy(), accumulate_df)
+        return accumulate(gemm(a_part, b_part).numpy(), accumulate_df)
     # HiFi3 = all four phases minus lo x lo = B' A' - lo(B) lo(A): a second GEMM only when both
     # low slices are non-zero (operands narrow enough make HiFi3 equal HiFi4).
     a_full, minus_a_low = src_b.split(_TF32, _SRCB_HI, negate_low=True)
-    out = _gemm(a_full, b_part)
+    out = gemm(a_full, b_part)
     if b_low is not None and minus_a_low is not None and minus_a_low.any():
-        _gemm(minus_a_low, b_low, out=out)
+        gemm(minus_a_low, b_low, out=out)
     return accumulate(out.numpy(), accumulate_df)
 
 
@@ -335,13 +288,13 @@ def operand_fits_bf16(x, role: str, fidelity, data_format: DataFormat | None = N
     return _fits_bf16(_Operand(x, data_format), _TF32 if role == "srcb" else _SRCA_FULL)
 
 
-def takes_bf16_route(accumulate_df, matrix: int, batched: bool = False) -> bool:
+def takes_bf16_route(accumulate_df, matrix: int, batched: bool = False, convolution: bool = False) -> bool:
     """Whether a product accumulated in `accumulate_df`, whose right operand is a `matrix`-element
-    matrix (`batched`: with batch dims), runs as a bfloat16 GEMM in this process (where its slices
-    fit bfloat16)."""
+    matrix (`batched`: with batch dims; `convolution`: a convolution's kernel matrix), runs as a
+    bfloat16 GEMM in this process (where its slices fit bfloat16)."""
     if accumulate_df is not DataFormat.Float16_b and DataFormat.parse(accumulate_df) != DataFormat.Float16_b:
         return False
-    return bf16_gemm.enabled(matrix, batched)
+    return bf16_gemm.enabled(matrix, batched, convolution)
 
 
 def _matrix_size(b_shape: tuple) -> int:

@@ -12,7 +12,7 @@ the unchecked slices equal the checked ones. A result that is not all finite (sp
 overflow) gets None back, and the caller runs the general path, which defines the answer.
 
 Every GEMM is the general path's call on equal operands in equal layouts (the torch call
-`fidelity._gemm` makes for those ranks, `bf16_gemm.matmul`; low slices in their operand's memory
+`accumulation.gemm` makes for those ranks, `bf16_gemm.matmul`; low slices in their operand's memory
 order, as fidelity._Operand cuts them), so float32 sums are added in the same order; on the bfloat16 route the phase terms are joined in one buffer (bfloat16 bits taken
 straight from the high halves of the float32 words: exact, the values fit bfloat16). Weights'
 slices come from, and go to, the same cache entries as the general path's; they are stored only
@@ -27,7 +27,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from . import bf16_gemm, fidelity   # (fidelity imports this module too: attributes are read at call time)
+from . import accumulation, bf16_gemm
 from .bf16_gemm import torch_view
 from .dataformat import DataFormat
 
@@ -103,25 +103,25 @@ def _float32_route(a, b, accumulate_df, b_cache):
         low = _low(b, _SRCA_HI, negate=False)
         slices = (torch_view(b), torch.from_numpy(low) if _nonzero(low) else None)   # (low: ours, writable)
     b_part, b_low = slices
-    if a.ndim == b_part.ndim == 2:               # fidelity._gemm's GEMMs for these ranks, without its frame
+    if a.ndim == b_part.ndim == 2:               # accumulation.gemm's GEMMs for these ranks, without its frame
         gemm, gemm_into = torch.mm, torch.Tensor.addmm_
     elif a.ndim == b_part.ndim == 3 and a.shape[0] == b_part.shape[0]:
         gemm, gemm_into = torch.bmm, torch.Tensor.baddbmm_
     else:
-        gemm, gemm_into = fidelity._gemm, None
+        gemm, gemm_into = accumulation.gemm, None
     out = gemm(torch_view(a), b_part)
     if b_low is not None:
         minus_a_low = _low(a, _SRCB_HI, negate=True)
         if _nonzero(minus_a_low):
             if gemm_into is None:
-                fidelity._gemm(minus_a_low, b_low, out=out)
+                accumulation.gemm(minus_a_low, b_low, out=out)
             else:
                 gemm_into(out, torch.from_numpy(minus_a_low), b_low)
     out = out.numpy()
     if accumulate_df is _BF16:
-        out = out.astype(ml_dtypes.bfloat16).astype(np.float32)     # fidelity.accumulate's default
+        out = out.astype(ml_dtypes.bfloat16).astype(np.float32)     # accumulation.accumulate's default
     else:
-        out = fidelity.accumulate(out, accumulate_df)
+        out = accumulation.accumulate(out, accumulate_df)
     if not _finite(out):
         return None
     if cut and b_cache is not None and out.size:

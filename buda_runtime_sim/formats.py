@@ -8,9 +8,15 @@ values so Int32 keeps integers above 2**24 when packing.
 Documented choices, per format:
 
 - Float32: identity; denormals, -0, inf and NaN kept.
-- Float16 (e5m10), Float16_b (bfloat16), Lf8: IEEE round to nearest even; overflow gives +-inf;
-  the target's subnormals, -0, inf and NaN are kept. Lf8 is e5m2 (numerics.md: sources disagree
-  between e5m2 and e5m3; e5m2 is ml_dtypes.float8_e5m2, max 57344).
+- Float16 (e5m10), Float16_b (bfloat16), Lf8: IEEE round to nearest even, except that a finite
+  value beyond the format's range saturates at its largest finite value (+-65504, +-3.3895e38,
+  +-57344) instead of becoming inf; the target's subnormals, -0, inf and NaN are kept. The device
+  never turns a finite value into inf: its packer saturates when the exponent narrows (FP16, FP8),
+  and its matrix unit reads the bfloat16 pattern a rounding overflow leaves as a finite 2**128,
+  never as inf (tt-isa-documentation, Packers/FormatConversion.md and FloatBitPatterns.md), so
+  0 * finfo(float32).min is 0 there, not NaN. Block floats saturate the same way (blockfloat.py).
+  Lf8 is e5m2 (numerics.md: sources disagree between e5m2 and e5m3; e5m2 is
+  ml_dtypes.float8_e5m2, max 57344).
 - Int8, Int32: sign-magnitude integers: round half to even, saturate at +-127 / +-(2**31 - 1),
   +-inf saturates, NaN becomes 0, -0 becomes +0.
 - UInt16, RawUInt8/16/32: unsigned integers (the raw bits of an integer tensor): round half to
@@ -37,12 +43,17 @@ from .dataformat import DataFormat
 from .float_errors import ignored
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_FLOAT32 = np.dtype(np.float32)
 _FLOAT_DTYPES = {
     DataFormat.Float32: np.dtype(np.float32),
     DataFormat.Float16: np.dtype(np.float16),
     DataFormat.Float16_b: np.dtype(ml_dtypes.bfloat16),
     DataFormat.Lf8: np.dtype(ml_dtypes.float8_e5m2),
 }
+# Largest finite value of each narrower float format, as float32: where a finite value saturates.
+FLOAT_LIMITS = {fmt: np.float32(ml_dtypes.finfo(dtype).max) for fmt, dtype in _FLOAT_DTYPES.items()
+                if fmt is not DataFormat.Float32}
+_BFLOAT16_MAX = FLOAT_LIMITS[DataFormat.Float16_b]
 
 
 # Mantissa bits (after the hidden one) any value held in a float format can have: a float32 bit
@@ -116,6 +127,30 @@ def tile_bytes(fmt) -> int:
 
 
 # ---- value round trip ----------------------------------------------------------------------------
+def _saturate(rounded: np.ndarray, source: np.ndarray, limit: np.float32) -> np.ndarray:
+    """`rounded` (a new float32 array, the cast of `source`) with every value that a finite source
+    value overflowed to +-inf set to +-limit; inf and NaN of the source stay. One check when
+    nothing overflowed (the common case)."""
+    infinite = np.isinf(rounded)
+    if not np.count_nonzero(infinite):
+        return rounded
+    grew = infinite & np.isfinite(source)
+    if np.count_nonzero(grew):
+        rounded[grew] = np.copysign(limit, rounded[grew])
+    return rounded
+
+
+def bfloat16_values(values: np.ndarray, order: str = "K") -> np.ndarray:
+    """float32 `values` rounded to bfloat16 (nearest even), as float32 in memory `order`; finite
+    values saturate at +-3.3895e38 (quantize's Float16_b, for the kernels' shortcuts). Call under
+    float_errors.ignored()."""
+    return _saturate(values.astype(_BFLOAT16, order=order).astype(_FLOAT32), values, _BFLOAT16_MAX)
+
+
+def _round_float(a: np.ndarray, fmt: DataFormat) -> np.ndarray:
+    return _saturate(a.astype(_FLOAT_DTYPES[fmt]).astype(_FLOAT32), a, FLOAT_LIMITS[fmt])
+
+
 def _round_int(values, spec: _IntFormat) -> np.ndarray:
     """Integers (as float64) after round half even + saturation; NaN -> 0, -0 -> +0."""
     v = np.rint(np.asarray(values, dtype=np.float64))
@@ -139,7 +174,7 @@ def quantize(array, fmt: DataFormat, rounding: str = "host") -> np.ndarray:
     """Return float32 values after a round trip through `fmt` (Float32 may return the input itself)."""
     if fmt is DataFormat.Float16_b and rounding == "host" and type(array) is np.ndarray and array.dtype == np.float32:
         with ignored():          # the default format, from a kernel: nothing to parse or check
-            return array.astype(_BFLOAT16).astype(np.float32)
+            return _saturate(array.astype(_BFLOAT16).astype(_FLOAT32), array, _BFLOAT16_MAX)
     fmt = _format(fmt)
     check_rounding(rounding)
     if fmt in _INT_FORMATS:
@@ -148,8 +183,8 @@ def quantize(array, fmt: DataFormat, rounding: str = "host") -> np.ndarray:
     if fmt == DataFormat.Float32:
         return a
     if fmt in _FLOAT_DTYPES:
-        with ignored():          # overflow to inf and NaN kept are the documented behaviour
-            return a.astype(_FLOAT_DTYPES[fmt]).astype(np.float32)
+        with ignored():          # saturation, inf and NaN kept are the documented behaviour
+            return _round_float(a, fmt)
     return _quantize_bfp(a, fmt, rounding)
 
 
@@ -207,8 +242,10 @@ def pack_tiles(array, fmt: DataFormat, rounding: str = "host") -> bytes:
     tiles = _to_tiles(np.asarray(array, dtype=np.float32))
     if fmt in _FLOAT_DTYPES:
         dtype = _FLOAT_DTYPES[fmt]
-        with np.errstate(over="ignore"):
-            tiles = tiles.astype(dtype)
+        if fmt is not DataFormat.Float32:
+            with ignored():
+                tiles = _round_float(tiles, fmt)      # saturating, as quantize
+        tiles = tiles.astype(dtype)
         return tiles.view(f"u{dtype.itemsize}").astype(_WORDS[dtype.itemsize * 8]).tobytes()
     spec = BFP_FORMATS[fmt]
     exponents, codes = encode_blocks(tiles.reshape(-1, BLOCK_SIZE), spec, rounding)

@@ -7,17 +7,15 @@ padding never leaks into a result; `logical()` is the unpadded view users see.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from .constants import TILE_DIM
 from .dataformat import DataFormat
 from .float_errors import ignored
-from .formats import holds_exactly, quantize
+from .formats import bfloat16_values, holds_exactly, quantize
 
 _FLOAT32 = np.dtype(np.float32)
 _BF16 = DataFormat.Float16_b
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _new = object.__new__
 # Formats a host array keeps its integer values in.
 _INTEGER_DTYPES = {np.dtype(np.int32): DataFormat.Int32, np.dtype(np.int8): DataFormat.Int8}
@@ -95,8 +93,8 @@ class Tensor:
         """Wrap kernel output that is already padded; rounds it to `data_format` unless the values
         are known to be held in a format `data_format` represents exactly (`held_in`)."""
         if held_in is None and data_format is _BF16 and type(padded) is np.ndarray and padded.dtype == _FLOAT32:
-            with ignored():    # the default format, as formats.quantize rounds it, without its frames
-                return cls(padded.astype(_BFLOAT16).astype(_FLOAT32), shape, data_format)
+            with ignored():    # the default format, as formats.quantize rounds it (saturating)
+                return cls(bfloat16_values(padded), shape, data_format)
         if held_in is None or not holds_exactly(data_format, held_in):
             if data_format != _FLOAT32_FORMAT:
                 padded = quantize(padded, data_format)

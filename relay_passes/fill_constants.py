@@ -27,7 +27,9 @@ class _FillMutator(PyExprMutator):
         if not all(isinstance(d, tirx.IntImm) for d in shape.values):
             return call
         dims = tuple(int(d) for d in shape.values)
-        return relax.const(np.ascontiguousarray(np.broadcast_to(value.value.numpy(), dims)), str(call.ty.dtype))
+        # .copy(), not np.ascontiguousarray: that makes a 0-d result 1-d, and whatever uses the
+        # constant is then typed with a dim too many (BEiT's relative position index)
+        return relax.const(np.broadcast_to(value.value.numpy(), dims).copy(), str(call.ty.dtype))
 
 
 def _arange(call: relax.Call) -> relax.Expr:

@@ -15,6 +15,7 @@ from buda_runtime_sim.runtime.telemetry import read_states
 
 from . import __version__
 from .info import compatibility, device_info, firmware_info, host_info
+from .logs import dump, write_snapshot
 from .model import limits, read_chips
 
 TELEMETRY_COLUMNS = [("busy_pct", "Busy %"), ("aiclk_mhz", "AICLK (MHz)"), ("voltage_v", "Voltage (V)"),
@@ -113,13 +114,9 @@ class TTSmiApp(App):
         self.refresh_readings()
 
     def action_snapshot(self) -> None:
-        from .main import write_snapshot
-
         self.notify(f"Saved snapshot to {write_snapshot(None, self.device_config)}")
 
     def action_toggle_dump(self) -> None:
-        from .main import dump
-
         if self._dump_stop is None:
             self._dump_stop = threading.Event()
             stop, directory = self._dump_stop, Path("tt-smi-logs") / "tt-smi-dump_live"

@@ -8,6 +8,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from .cli_compile import COMPILE_STAGES, compile_file
+
 
 def _demo(args) -> int:
     from .demo import run_demo
@@ -19,49 +21,8 @@ def _demo(args) -> int:
     return 0 if ok else 1
 
 
-def _compile_file(args, stages: list[str]):
-    """Compile MODEL with a progress bar naming each stage; returns (compiled, input names, inputs)."""
-    from tqdm import tqdm
-
-    from buda_runtime_sim.config import CompilerConfig
-    from buda_runtime_sim.dataformat import DataFormat, MathFidelity
-
-    from .build_state import progress_reporter
-    from .compiled_model import compile_model
-    from .model_files import sample_inputs
-
-    from .model_files import framework_of_file
-
-    path = Path(args.model)
-    if args.framework and path.exists() and framework_of_file(path) != args.framework:
-        raise ValueError(f"{path} is a {framework_of_file(path)} model, not {args.framework}")
-    names, inputs = sample_inputs(path, args.input_shape or [])
-    config = CompilerConfig()
-    if args.df:
-        config.default_df_override = DataFormat.parse(args.df)
-    if args.fidelity:
-        config.default_math_fidelity = MathFidelity.parse(args.fidelity)
-    if args.no_fallback:
-        config.enable_tvm_cpu_fallback = False
-    config.enable_reportify = bool(getattr(args, "html", False))
-    with tqdm(total=len(stages), desc="compile", unit="stage", leave=False, file=sys.stderr,
-              disable=args.quiet) as bar:
-        def on_stage(name):
-            bar.set_description(name)
-            if name in stages:
-                bar.update(1)
-
-        with progress_reporter(on_stage):
-            compiled = compile_model(str(path), tuple(inputs), config=config, name=args.name)
-        bar.update(bar.total - bar.n)
-    return compiled, names, inputs
-
-
-COMPILE_STAGES = ["import model", "graph passes", "partition", "generate PyBuda modules", "build host code (LLVM)"]
-
-
 def _compile(args) -> int:
-    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
+    compiled, _, _ = compile_file(args, COMPILE_STAGES)
     print(f"compiled {compiled.name} ({compiled.framework}) for the buda device")
     print(compiled.partition_summary())
     print("generated modules:")
@@ -80,7 +41,7 @@ def _run(args) -> int:
 
     from .model_files import reference_outputs
 
-    compiled, names, inputs = _compile_file(args, COMPILE_STAGES)
+    compiled, names, inputs = compile_file(args, COMPILE_STAGES)
     outputs = compiled.run(*inputs)
     outputs = list(outputs.values()) if isinstance(outputs, dict) else list(outputs) \
         if isinstance(outputs, (tuple, list)) else [outputs]
@@ -100,7 +61,7 @@ def _report(args) -> int:
         from buda_runtime_sim.perf import PlacementConfig
 
         PlacementConfig(board or "wh_n150", num_chips=args.num_chips).board()
-    compiled, _, _ = _compile_file(args, COMPILE_STAGES)
+    compiled, _, _ = compile_file(args, COMPILE_STAGES)
     report = compiled.perf_report(board, args.microbatch, num_chips=args.num_chips or None)
     print(report)
     out = Path(args.out)
@@ -165,22 +126,23 @@ def _cache_list(args) -> int:
 
 
 def _cache_info(args) -> int:
-    from .cache import InvalidEntry, read_entry
+    from .cache import InvalidEntry, open_entry
 
     try:
-        entry = read_entry(_cache_dir(args), args.key)
-        status = "valid"
+        image = open_entry(_cache_dir(args), args.key)
     except FileNotFoundError:
         raise RuntimeError(f"no cache entry {args.key} in {_cache_dir(args)} (see `tvm-buda cache list`)") from None
     except InvalidEntry as exc:
         print(f"entry {args.key}: INVALID ({exc})")
         return 1
-    m = entry.manifest
-    print(f"entry {args.key}: {status}\n  path: {entry.root}\n  model: {m['model_name']} ({m['framework']})")
-    print(f"  inputs: {', '.join(f'{n} {tuple(s)} {d}' for n, s, d in m['inputs'])}")
-    print(f"  versions: {m['versions']}\n  created: {m['created']}")
-    print(f"  device subgraphs: {', '.join(sg['module_name'] for sg in m['subgraphs']) or 'none'}")
-    print(f"  files: {len(m['checksums'])} (all checksums match)")
+    model, device = image.model(), image.device
+    print(f"entry {args.key}: valid\n  path: {image.path}\n  model: {model['name']} ({model['framework']})")
+    inputs = ", ".join(f"{i['name']} {tuple(i['shape'])} {i['dtype']}" for i in model["inputs"])
+    print(f"  inputs: {inputs}")
+    print(f"  versions: {device['versions']}\n  created: {device['created']}")
+    print(f"  device subgraphs: {', '.join(sg['module_name'] for sg in model['subgraphs']) or 'none'}")
+    print(f"  a TT device image: {len(device['members'])} members (all checksums match); "
+          f"`tvm-buda image info {image.path}` shows the rest")
     return 0
 
 
@@ -189,7 +151,7 @@ def _cache_clear(args) -> int:
 
     directory = _cache_dir(args)
     keys = [args.key] if args.key else [e["key"] for e in list_entries(directory)]
-    if args.key and not (directory / args.key).is_dir():
+    if args.key and not remove_entry(directory, args.key):
         raise RuntimeError(f"no cache entry {args.key} in {directory} (see `tvm-buda cache list`)")
     for key in keys:
         remove_entry(directory, key)
@@ -198,7 +160,7 @@ def _cache_clear(args) -> int:
 
 
 def _perf_analyzer(args) -> int:
-    from pybuda.tools.perf_analysis import main as analyzer
+    from perf_analyzer import main as analyzer
 
     argv = [args.report] if args.report else []
     argv += ["-n", args.netlist] if args.netlist else []

@@ -11,7 +11,7 @@ def _save(args) -> int:
     from buda_runtime_sim.perf.boards import get_board
     from buda_runtime_sim.runtime.images import TTDeviceImage, target_for
 
-    from .cli import COMPILE_STAGES, _compile_file
+    from .cli_compile import COMPILE_STAGES, compile_file
     from .images import build_image
 
     device_config = args.device_config or {"grayskull": "gs_e150", "wormhole_b0": "wh_n150"}.get(args.arch)
@@ -19,7 +19,7 @@ def _save(args) -> int:
                               backend_device_descriptor_path=args.device_descriptor)
     board = get_board(device_config, args.harvested_rows)
     target = target_for("tt0", board.arch, BackendType.Silicon)
-    compiled, _, inputs = _compile_file(args, COMPILE_STAGES)
+    compiled, _, inputs = compile_file(args, COMPILE_STAGES)
     path = build_image(compiled, args.output or f"device_images/{compiled.name}.tti", target, tuple(inputs))
     TTDeviceImage.load_from_disk(path).info()
     print(f"\nwritten: {path} ({path.stat().st_size / 1e6:.2f} MB)")
@@ -49,8 +49,7 @@ def _info(args) -> int:
 def _run(args) -> int:
     import numpy as np
 
-    import pybuda  # noqa: F401  (installs the image hooks without loading any frontend)
-    from buda_runtime_sim.runtime.images import TTDeviceImage
+    from buda_runtime_sim.runtime.images import TTDeviceImage   # (importing tvm_buda installed its image hooks)
 
     start = time.perf_counter()
     img = TTDeviceImage.load_from_disk(args.image)

@@ -20,6 +20,15 @@ from .partition_summary import PartitionSummary
 
 # What each frontend's users get back (ONNX, TFLite and plain Relax users get numpy).
 OUTPUT_FRAMEWORK = {"pytorch": "pytorch", "tensorflow": "tensorflow", "jax": "jax"}
+# perf_report(training=True) compiles the model's training graphs, and tvm_buda.training builds
+# CompiledModels to do it: it sits above this module, so tvm_buda/__init__ hands its estimator in
+# (set_training_perf) instead of this module importing it.
+_training_perf = {"estimate": None}
+
+
+def set_training_perf(estimate) -> None:
+    """`estimate(compiled, device_config, microbatch, optimizer, **placement)` -> a training-step report."""
+    _training_perf["estimate"] = estimate
 
 
 class CompiledModel:
@@ -146,9 +155,7 @@ class CompiledModel:
         """Estimated cycles, placement and samples/s on a board (see tvm_buda.perf_report). With
         training=True: one training step, forward + backward + `optimizer` (tvm_buda.training.perf)."""
         if training:
-            from .training.perf import training_perf_report_for
-
-            return training_perf_report_for(self, device_config, microbatch, optimizer, **placement)
+            return _training_perf["estimate"](self, device_config, microbatch, optimizer, **placement)
         from .perf_report import perf_report
 
         return perf_report(self, device_config, microbatch, **placement)
@@ -250,37 +257,3 @@ def _host_view(tensor) -> np.ndarray:
 
 def resolve_config(config: CompilerConfig | None) -> CompilerConfig:
     return (config or _get_global_compiler_config()).copy()
-
-
-def compile_model(model, sample_inputs=(), config: CompilerConfig | None = None, name: str | None = None) -> CompiledModel:
-    """Compile a framework model for the buda backend, using `sample_inputs` for shapes and dtypes
-    (model files with static shapes need none)."""
-    from .build import build_imported
-    from .build_state import stage
-    from .cache import compile_with_cache
-    from .frontends.dispatch import import_model
-
-    if not isinstance(sample_inputs, (tuple, list)):
-        sample_inputs = (sample_inputs,)
-    sample_inputs = tuple(sample_inputs)
-    config = resolve_config(config)
-    name = name or default_model_name(model)
-
-    def cold() -> CompiledModel:
-        stage("import model")
-        return build_imported(import_model(model, sample_inputs, name), config)
-
-    return compile_with_cache(model, sample_inputs, config, name, cold)
-
-
-def default_model_name(model) -> str:
-    """A wrapper's own name, else the model's class name in lower case."""
-    inner = getattr(model, "framework_module", model)
-    if isinstance(model, (str, Path)):
-        return Path(model).stem.split(".")[0] or "model"
-    name = getattr(model, "name", None)
-    if isinstance(name, str) and name:
-        return name
-    if isinstance(inner, (str, Path)):
-        return Path(inner).stem.split(".")[0] or "model"
-    return type(inner).__name__.lower()

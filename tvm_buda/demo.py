@@ -132,7 +132,7 @@ def _first(out):
 
 def run_demo(print_fn=print, only: str | None = None) -> bool:
     """Run every demo case; returns True if all of them pass PyBuda's accuracy rule."""
-    from .compiled_model import compile_model
+    from .model_compiler import compile_model
 
     cases = [c for c in demo_cases() if only in (None, c.name)]
     if not cases:

@@ -106,6 +106,18 @@ class DeviceSubgraph:
             dest[...] = value
 
 
+def module_weight_sources(subgraphs) -> dict[str, tuple[int, str]]:
+    """Host weight name -> (subgraph index, name in that module), for weights a generated module holds.
+
+    Those are stored once (in the module's weights) and shared with the VM on load."""
+    out = {}
+    for index, (subgraph, _) in enumerate(subgraphs):
+        for kind, local, source in subgraph.arg_roles:
+            if kind == "parameter" and source:
+                out.setdefault(source, (index, local))
+    return out
+
+
 def register(subgraph: DeviceSubgraph) -> None:
     """Make the subgraph callable under its symbol for the rest of the process (plain `tvm.compile`,
     whose caller creates the VM later; tvm_buda's own builds use `linked`)."""

@@ -23,7 +23,7 @@ class FrameworkModule(Module):
 
     def compile_for_device(self, sample_inputs, config):
         """Called by the simulated TTDevice: compile for the buda backend."""
-        from .compiled_model import compile_model
+        from .model_compiler import compile_model
 
         return compile_model(self, sample_inputs, config=config, name=self.name)
 

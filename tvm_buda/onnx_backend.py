@@ -37,7 +37,7 @@ class BudaRep:
 
     def compiled_for(self, inputs: list[np.ndarray]):
         """The CompiledModel for these input shapes and dtypes (compiled on first use)."""
-        from .compiled_model import compile_model
+        from .model_compiler import compile_model
         from .modules import OnnxModule
 
         key = tuple((a.shape, str(a.dtype)) for a in inputs)

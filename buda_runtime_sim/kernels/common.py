@@ -7,17 +7,15 @@ padding after an f(0) != 0 (`tensor.zero_padding`).
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from ..compact_tensor import compact_or_padded
 from ..dataformat import DataFormat
 from ..float_errors import ignored
-from ..formats import holds_exactly, quantize
+from ..formats import bfloat16_values, holds_exactly, quantize
 from ..tensor import Tensor
 
 _BF16 = DataFormat.Float16_b
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _FLOAT32 = np.dtype(np.float32)
 
 
@@ -68,8 +66,8 @@ def result(values: np.ndarray, numerics, held_in=None) -> Tensor:
     if held_in is not None and holds_exactly(output_df, held_in):
         return compact_or_padded(np.asarray(values, dtype=np.float32), output_df)
     if output_df is _BF16 and type(values) is np.ndarray and values.dtype == _FLOAT32:
-        with ignored():   # the default format, as formats.quantize rounds it, without its frames; C-ordered
-            return compact_or_padded(values.astype(_BFLOAT16, order="C").astype(_FLOAT32), output_df)
+        with ignored():   # the default format, as formats.quantize rounds it (saturating); C-ordered
+            return compact_or_padded(bfloat16_values(values, order="C"), output_df)
     values = np.asarray(values, dtype=np.float32)
     return compact_or_padded(quantize(values, output_df), output_df)
 

@@ -18,6 +18,7 @@ import functools
 
 import numpy as np
 
+from ..bf16_gemm import count_bf16_product
 from ..dataformat import MathFidelity
 from ..fidelity import accumulate, matmul_operand_slices, operand_fits_bf16, takes_bf16_route
 from .common import OpArgumentError, result
@@ -88,9 +89,11 @@ def _check_shapes(inputs, channels: int, kernel_size, transposed: bool, groups: 
 
 
 def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, channel_last: bool, numerics,
-              spread: tuple[int, int] = (1, 1)) -> np.ndarray:
+              spread: tuple[int, int] = (1, 1), bf16_route: bool = True) -> np.ndarray:
     """Sum over phase terms of conv2d(SrcB slice of x, SrcA slice of the weights), accumulated.
-    Several terms (HiFi3) run as one convolution over the terms stacked along input channels."""
+    Several terms (HiFi3) run as one convolution over the terms stacked along input channels.
+    A bfloat16-route result that is not all finite is computed again on the float32 route, which
+    defines it (oneDNN rounds a sum beyond bfloat16's range to inf; accumulate saturates it)."""
     import torch
     import torch.nn.functional as F
 
@@ -100,7 +103,8 @@ def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, cha
     kernel = kernels[terms[0]] if len(terms) == 1 else _stacked_kernel(kernels, terms)
     # The bfloat16 route (bf16_gemm.py): same products, float32 sums, rounded to Float16_b by oneDNN.
     matrix = kernels[terms[0]][0].numel() * kernels[terms[0]].shape[0]       # [kH*kW*Cin/g, Cout]
-    in_bf16 = (takes_bf16_route(numerics.accumulate_df, matrix) and getattr(kernels, "fit_bf16", False)
+    in_bf16 = (bf16_route and takes_bf16_route(numerics.accumulate_df, matrix, convolution=True)
+               and getattr(kernels, "fit_bf16", False)
                and operand_fits_bf16(x, "srcb", numerics.math_fidelity, x_format))
     if in_bf16:
         t, kernel = t.to(torch.bfloat16), _bf16_kernel(kernels, tuple(terms), kernel)
@@ -123,7 +127,11 @@ def _convolve(x: np.ndarray, x_format, kernels, window: Window, groups: int, cha
         out = F.conv2d(t, kernel, None, window.stride, padding, window.dilation, groups)
     out = out.permute(0, 2, 3, 1) if channel_last else out
     if in_bf16:
-        return out.float().numpy()                # already rounded to the accumulation format
+        out = out.float().numpy()                 # already rounded to the accumulation format
+        if np.count_nonzero(np.isfinite(out)) == out.size:
+            count_bf16_product()
+            return out
+        return _convolve(x, x_format, kernels, window, groups, channel_last, numerics, spread, bf16_route=False)
     return accumulate(out.numpy(), numerics.accumulate_df)
 
 

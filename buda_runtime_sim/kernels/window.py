@@ -36,16 +36,20 @@ class Window:
         return self.pad[3], self.pad[1]
 
     def output_size(self, height: int, width: int, ceil_mode: bool = False) -> tuple[int, int]:
+        """PyTorch's pooling output size: with ceil_mode a window may overhang the padded input, even
+        one larger than all of it (EfficientNet's pooler: a 320x320 kernel over a 2x2 map gives one
+        output), as long as it starts inside the input or its leading padding."""
         sizes = []
         for size, before, after, extent, stride in zip((height, width), self.before, self.after, self.extent,
                                                        self.stride):
             span = size + before + after - extent
-            if span < 0:
-                raise OpArgumentError("kernel_size", f"{self.kernel} (dilated {self.extent}) is larger than the "
-                                                     f"padded input {height}x{width}")
             out = -(-span // stride) + 1 if ceil_mode else span // stride + 1
             if ceil_mode and (out - 1) * stride >= size + before:  # last window must start inside
                 out -= 1
+            if out < 1:
+                raise OpArgumentError("kernel_size", f"{self.kernel} (dilated {self.extent}) is larger than the "
+                                                     f"padded input {height}x{width}"
+                                                     + ("" if ceil_mode else " (without ceil_mode)"))
             sizes.append(out)
         return tuple(sizes)
 

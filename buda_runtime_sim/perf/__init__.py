@@ -8,7 +8,7 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
    (rows x columns), clock, L1, DRAM bandwidth. A chip has 10 worker rows at NoC rows 1-5 and
    7-11; `harvested_rows` lists the fused-off ones (validated) and shrinks the grid. Ops are
    placed on at most OP_GRID_ROWS rows: 8 on Wormhole_B0 (an n150's 9x8 workers give an 8x8 op
-   grid, as every Wormhole netlist in spec/perf_data shows: at most 64 cores per epoch).
+   grid, as every Wormhole netlist in perf_data shows: at most 64 cores per epoch).
 
 2. Ops to tiles (costs.py). Only the last two dims are tiled (32x32). Each op becomes a
    Geometry: z slices, rt row tiles and ct column tiles of its work matrix, kt inner tiles (or
@@ -21,7 +21,7 @@ the graph at the shapes it was built with (`OpGraph.samples_per_run` samples).
      tile block, plus kt inner tiles for a matmul) is blocked into ublocks of at most 8 tiles
      (the cheapest shape wins) and, for a matmul, m_k outer steps of u_kt inner tiles sized to
      fit L1; it is priced by per-op formulas fitted to silicon measurements of single ops
-     (spec/perf_data: cycles per input for matmul, eltwise, SFPU, reduce and depthwise blocks on
+     (perf_data: cycles per input for matmul, eltwise, SFPU, reduce and depthwise blocks on
      Grayskull and Wormhole_B0; held-out error in benchmarks/perf_calibration.py). They include
      the per-input, per-ublock and per-outer-K-step overheads and the unpacking of NoC-fed inputs.
      Ops measured on Wormhole_B0 only are scaled to Grayskull by the two arches' matmul formulas.

@@ -77,7 +77,7 @@ def balance(prepared: PreparedGraph, config: PlacementConfig, runs: int) -> Plan
 
 def _fill_spare_cores(prepared, config, runs, frontiers, plan: Plan) -> Plan:
     """Spend each epoch's idle cores on its slowest op, as PyBuda's balancer fills an epoch
-    (spec/perf_data/netlist_summary.md: a median of 59 of 64 and 114 of 120 cores busy per
+    (perf_data/netlist_summary.md: a median of 59 of 64 and 114 of 120 cores busy per
     epoch). The slowest op, its DRAM queues counted, takes the next faster grid with which the
     epoch still fits on the chip; ops pinned by override_op_size and epochs spanning chips are
     left alone."""

@@ -23,7 +23,7 @@ NOC_BYTES_PER_CYCLE = 32        # one NoC link, per core per cycle
 # Worker rows the compiler places ops on, per arch (None: every unharvested row). Wormhole_B0: 8,
 # an 8x8 op grid even on a one-row-harvested n150 (9x8 workers in tt-budabackend's
 # device/legacy/device/wormhole_b0_80_h1.yaml). Evidence: no epoch of the five Wormhole_B0
-# netlists in spec/perf_data/netlist_summary.md (BERT-Large, ResNet-50, MobileNetV2/V3, UNet;
+# netlists in perf_data/netlist_summary.md (BERT-Large, ResNet-50, MobileNetV2/V3, UNet;
 # 108 epochs) occupies more than 64 cores (median 59-62), while the Grayskull ones reach the full
 # 120. (Published peaks do not settle it: n150's fp8 262 TFLOPS is 64 cores' worth, its
 # bfp8 148 / fp16 74 are 72 cores'; peak_tflops keeps every worker core.)

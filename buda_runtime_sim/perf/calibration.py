@@ -1,7 +1,7 @@
-"""Silicon op measurements (spec/perf_data) as rows, a held-out split, fitting and error statistics.
+"""Silicon op measurements (perf_data/, vendored) as rows, a held-out split, fitting and error statistics.
 
 The measurements are tt-budabackend perf_lib sweeps: one op on one core, cycles per input for a
-block of t x mblock x ublock output tiles (see spec/perf_data/README.md). `load_rows` reads the
+block of t x mblock x ublock output tiles (see perf_data/README.md). `load_rows` reads the
 float-format matmul, depthwise, eltwise, SFPU and reduce files into one table; `split` puts every
 configuration in the fit half or the held-out half by a hash of its settings (repeated passes of
 one configuration land in the same half); `fit` solves op_model's formulas for non-negative
@@ -22,8 +22,8 @@ import numpy as np
 
 from . import op_model as M
 
-# Where the data lives: the steering repository's shared/spec/perf_data, beside this checkout.
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "spec" / "perf_data"
+# The measurements ship with the package (perf_data/README.md: source, licence, column reference).
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "perf_data"
 ARCH_DIRS = {"grayskull": M.GS, "wormhole_b0": M.WH}
 FIDELITY_PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 SKIPPED = ("int8", "int32", "quantization", "sparse", "splice")   # outside the float cycle model
@@ -103,8 +103,8 @@ def load_rows(data_dir: Path | str | None = None) -> Rows:
     """Every float-format row of the sweep files under `data_dir` (default: DEFAULT_DATA_DIR)."""
     data_dir = Path(data_dir or DEFAULT_DATA_DIR)
     if not data_dir.is_dir():
-        raise FileNotFoundError(f"perf measurements not found at {data_dir}; pass the perf_data folder "
-                                "(shared/spec/perf_data of the steering repository)")
+        raise FileNotFoundError(f"perf measurements not found at {data_dir}: pass a folder laid out as "
+                                f"{DEFAULT_DATA_DIR} (grayskull/, wormhole_b0/ and params/)")
     keys, families, settings, cycles, ids, sources = [], [], [], [], [], []
     for sub, arch in ARCH_DIRS.items():
         for path in sorted((data_dir / sub).glob("*.csv")):

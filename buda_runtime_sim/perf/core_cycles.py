@@ -31,7 +31,7 @@ from . import ops as K
 from . import row_reductions
 
 # Dest register: 16 Float16 tiles, half of it per ublock so math and pack overlap; every ublock in
-# spec/perf_data/netlist_summary.md has at most 8 tiles.
+# perf_data/netlist_summary.md has at most 8 tiles.
 UBLOCK_MAX_TILES = 8
 UBLOCK_SHAPES = [(r, c) for r in range(1, UBLOCK_MAX_TILES + 1) for c in range(1, UBLOCK_MAX_TILES + 1)
                  if r * c <= UBLOCK_MAX_TILES]
@@ -54,7 +54,7 @@ SFPU_OPS = {
 BINARY_OPS = {"Add": "add", "Subtract": "subtract", "Max": "maximum", "Min": "maximum", "Multiply": "multiply",
               "Divide": "multiply"}
 # Binary float coefficients were fitted on Bfp8_b rows; the backend scales their tile term by
-# this factor for Float16 formats (spec/perf_data/README.md, "Binary"; an assumption there too).
+# this factor for Float16 formats (perf_data/README.md, "Binary"; an assumption there too).
 BINARY_FP16_TILE_FACTOR = 2.0
 
 

@@ -3,7 +3,7 @@
 Each op is first reduced to a tile Geometry: z slices (batch, heads, conv groups) of a work
 matrix of rt x ct tiles, plus kt inner tiles (matmul/conv) or kernel taps (pool/depthwise).
 Attention's operations (matmuls of two activations, softmax, layernorm) keep their slices (heads)
-in every core, as PyBuda's t (every t > 1 op of the BERT-Large netlists in spec/perf_data): an
+in every core, as PyBuda's t (every t > 1 op of the BERT-Large netlists in perf_data): an
 r x c grid gives each core all z slices of ceil(rt/r) x ceil(ct/c) tiles, and no grid is wider
 than ct (col_limit narrower). Other ops lay their slices side by side along the columns (a
 convolution's NCHW channels, as PyBuda's hslice/hstack do): each core gets ceil(rt/r) row tiles

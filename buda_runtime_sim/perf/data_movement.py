@@ -1,6 +1,6 @@
 """How fast one core moves an op's data: NoC between ops, DRAM queues, host queues, and L1 room.
 
-The single-op measurements (spec/perf_data) feed every core from neighbouring cores that never
+The single-op measurements (perf_data) feed every core from neighbouring cores that never
 stall, so they hold no data movement. PyBuda's own balancer prices it per op and per operand
 (tt-buda pybuda/csrc/balancer/policies/policy_utils.cpp, get_op_cycles_estimates, at commit
 4a1e833): an op takes the slowest of its kernel cycles, the cycles to read each input operand

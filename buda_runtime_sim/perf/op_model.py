@@ -2,9 +2,9 @@
 
 A core computes t z-slices of an mblock (mb_m x mb_n ublocks) of ublocks (ub_r x ub_c tiles);
 a matmul reads its inner dimension in m_k outer steps of u_kt tiles. The formula shapes follow
-the backend's op model (spec/perf_data/README.md, "The formula shape"), plus a constant per
+the backend's op model (perf_data/README.md, "The formula shape"), plus a constant per
 input; features() lists the terms, COEFFICIENTS their cycles. Coefficients were fitted by
-benchmarks/perf_calibration.py (--fit) on the fit half of the rows in spec/perf_data/
+benchmarks/perf_calibration.py (--fit) on the fit half of the rows in perf_data/
 {grayskull,wormhole_b0}/*.csv, minimising relative error with non-negative weights; the other
 half checks them (tests/buda_runtime_sim/test_perf_calibration.py).
 """
@@ -68,7 +68,7 @@ def features(family: str, t, mb_m, mb_n, ub_r, ub_c, m_k=1, u_kt=1, phases=1, z=
                      t * steps * u_kt * ub_r * (1 + ub_c), t * (m_k - 1)], axis=-1)
 
 
-# Fitted coefficients, cycles per term of features() in order. Source: spec/perf_data/<arch>/
+# Fitted coefficients, cycles per term of features() in order. Source: perf_data/<arch>/
 # <op>[-approx]-op-performance.csv (matmul: matmul-{bfp8,fp16}, matmul-l1-acc-*, grayskull
 # matmul; reduce_r/c: whb0-reduce-*-performance.csv), fit half of each file.
 _FITTED = {

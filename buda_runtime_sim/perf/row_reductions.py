@@ -4,7 +4,7 @@ PyBuda decomposes both into backend ops and fuses the ones after the row reducti
 fused op. A fused op's grid is bounded by the greatest common divisor of all its sub-ops' shapes
 (tt-buda pybuda/csrc/balancer/python_bindings.cpp, get_parallelization), and the reduction's
 result is one tile column wide, so that fused op can never take more than one column of cores:
-in spec/perf_data's BERT-Large netlists the reciprocal-and-multiply of every softmax and the
+in perf_data's BERT-Large netlists the reciprocal-and-multiply of every softmax and the
 sqrt-reciprocal-scale-shift of every layernorm sit on r x 1 grids (2x1, 3x1, 4x1), while the
 exp (with its scale and mask) and the centring run on wider ones (2x3, 2x6).
 

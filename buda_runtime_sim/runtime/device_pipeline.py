@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from ..module import PyBudaModule
 from ..tensor import Tensor
-from .generation import active_modules
+from .subgraphs import active_modules
 
 
 def has_modules(device) -> bool:

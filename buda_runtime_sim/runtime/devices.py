@@ -23,29 +23,19 @@ from ..fidelity import check_accumulate_df
 from ..module import Module, PyBudaModule
 from ..perf.boards import get_board
 from ..tensor import Tensor, _to_numpy
-from . import chips, device_pipeline, generation, telemetry
+from . import chips, device_pipeline, generation, registry, subgraphs, telemetry
+from .io_values import as_tuple, host_values, split_inputs
 from .queues import intermediates_queue
+from .registry import registered_devices  # noqa: F401  (the list of devices, also reachable from here)
 from .training_device import TrainingDevice
 
 DEFAULT_ARCH = BackendDevice.Grayskull  # a TTDevice's arch when none is given (detect_available_devices agrees)
-_pipeline: list["Device"] = []
 _silicon_warned = False
 
 
-def registered_devices() -> list["Device"]:
-    return list(_pipeline)
-
-
-def clear_devices() -> None:
-    _pipeline.clear()
-
-
-def remove_device(device: "Device") -> None:
-    if device in _pipeline:
-        _pipeline.remove(device)
-
-
 class Device(TrainingDevice):
+    keeps_past_cache = False  # whether generate steps write past caches into this device (runtime/generation.py)
+
     def __init__(self, name: str, module=None):
         self.name = name
         self.modules: list[Module] = []
@@ -54,7 +44,7 @@ class Device(TrainingDevice):
         self._input_signature = None  # (names or None, [(shape, dtype)]) of the first pushed input
         if module is not None:
             self.place_module(module)
-        _pipeline.append(self)  # only a fully built device joins the pipeline
+        registry.register(self)  # only a fully built device joins the pipeline
 
     # ---- placement ------------------------------------------------------------------------
     def place_module(self, module) -> None:
@@ -80,7 +70,7 @@ class Device(TrainingDevice):
         self._check_active("push_to_inputs")
         if not self.modules:
             raise RuntimeError(f"{self.name}: push_to_inputs before any module was placed; call place_module first")
-        device_pipeline.check_first(self, _pipeline)
+        device_pipeline.check_first(self, registry.registered_devices())
         if len(tensors) == 1 and isinstance(tensors[0], (tuple, list, Mapping)):
             tensors = tensors[0]
         self._validate(tensors)
@@ -124,7 +114,7 @@ class Device(TrainingDevice):
     # ---- running --------------------------------------------------------------------------
     def run_modules(self, inputs):
         values = inputs
-        for module in generation.active_modules(self):  # all placed modules unless set_active_subgraph chose one
+        for module in subgraphs.active_modules(self):  # all placed modules unless set_active_subgraph chose one
             values = self.run_module(module, values)
         return values
 
@@ -154,6 +144,8 @@ class Device(TrainingDevice):
 
 class TTDevice(Device):
     """A simulated Tenstorrent device (Grayskull or Wormhole_B0)."""
+
+    keeps_past_cache = True
 
     def __init__(self, name: str, num_chips: int | None = None, chip_ids=None, arch: BackendDevice | None = None,
                  devtype: BackendType | None = None, device_mode: DeviceMode | None = None, optimizer=None,
@@ -230,7 +222,7 @@ class TTDevice(Device):
         return chips.run_module(self, module, inputs, self._run_on_chip)  # split over chips (runtime/chips.py)
 
     def _run_on_chip(self, module, inputs):
-        args, kwargs = _split(inputs)
+        args, kwargs = split_inputs(inputs)
         config = self.compile_config()
         saved = frozenset(config.op_intermediates_to_save)
         if isinstance(module, PyBudaModule):
@@ -241,18 +233,18 @@ class TTDevice(Device):
                 tensors = [x if isinstance(x, Tensor) else Tensor.from_array(x, input_df) for x in args]
                 outputs = module(*tensors, **kwargs)
             _report_intermediates(config, ctx.intermediates)
-            return _as_tuple(outputs)
+            return as_tuple(outputs)
         compiled = self.compiled.get(id(module))
         if compiled is None:
             if not hasattr(module, "compile_for_device"):
                 raise TypeError(f"{self.name}: module {module.name} cannot be compiled for a TT device")
-            compiled = module.compile_for_device(kwargs or _host_values(args), config)
+            compiled = module.compile_for_device(kwargs or host_values(args), config)
             self.compiled[id(module)] = compiled
         compiled.exec_context.save_intermediates = saved
         compiled.exec_context.intermediates = {}
-        outputs = compiled.run(*_host_values(args), **kwargs)
+        outputs = compiled.run(*host_values(args), **kwargs)
         _report_intermediates(config, compiled.exec_context.intermediates)
-        return _as_tuple(outputs)
+        return as_tuple(outputs)
 
     def compile_to_image(self, img_path=None, training: bool = False, sample_inputs=(), sample_targets=()):
         """Compile the placed module for `sample_inputs` and save a TT device image (returns a TTDeviceImage)."""
@@ -283,10 +275,10 @@ class TTDevice(Device):
 
     def set_active_subgraph(self, subgraph_index: int) -> None:
         """Run only the placed module `subgraph_index` (e.g. a prefill or a decode program)."""
-        generation.set_active_subgraph(self, subgraph_index)
+        subgraphs.set_active_subgraph(self, subgraph_index)
 
     def get_active_subgraph(self) -> int | None:
-        return generation.get_active_subgraph(self)
+        return subgraphs.get_active_subgraph(self)
 
 
 class CPUDevice(Device):
@@ -298,10 +290,10 @@ class CPUDevice(Device):
         super().__init__(name, module)
 
     def run_module(self, module, inputs):
-        args, kwargs = _split(inputs)
+        args, kwargs = split_inputs(inputs)
         if not hasattr(module, "cpu_eval"):
             raise TypeError(f"{self.name}: module {module.name} cannot run on a CPUDevice (no framework model)")
-        return _as_tuple(module.cpu_eval(*_host_values(args), **kwargs))
+        return as_tuple(module.cpu_eval(*host_values(args), **kwargs))
 
     def generate(self, loop_count: int, write_index: int = 0) -> None:
         """A forward of `loop_count` queued inputs (a CPUDevice keeps no past cache; runtime/generation.py)."""
@@ -331,23 +323,6 @@ def _check_against(device: str, names, specs, expected) -> None:
 
 def _is_tensor(value) -> bool:
     return isinstance(value, (Tensor, np.ndarray)) or hasattr(value, "shape") and hasattr(value, "dtype")
-
-
-def _split(inputs):
-    if isinstance(inputs, Mapping):
-        return (), dict(inputs)
-    return tuple(inputs), {}
-
-
-def _as_tuple(outputs) -> tuple:
-    if isinstance(outputs, Mapping):
-        return tuple(outputs.values())
-    return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
-
-
-def _host_values(values):
-    """Device tensors become torch tensors when they cross to the host."""
-    return tuple(v.value() if isinstance(v, Tensor) else v for v in values)
 
 
 def _report_intermediates(config, found: dict) -> None:

@@ -27,27 +27,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import _to_numpy
+from . import device_pipeline, pipeline_state
+from .subgraphs import active_modules
 
 UNSET = -1  # PyBuda's "not given" for tokens_per_iter and token_id
 _PAST_NAME_HINTS = ("past", "cache")
-
-
-# ---- active subgraph (which placed module a run executes) ----------------------------------------
-def set_active_subgraph(device, index: int) -> None:
-    if not isinstance(index, int) or not 0 <= index < len(device.modules):
-        raise ValueError(f"{device.name}: set_active_subgraph({index!r}): the device holds {len(device.modules)} "
-                         f"module(s) {[m.name for m in device.modules]}; pass an index below that")
-    device._active_subgraph = index
-
-
-def get_active_subgraph(device) -> int | None:
-    return getattr(device, "_active_subgraph", None)
-
-
-def active_modules(device) -> list:
-    """The modules a run executes: the active subgraph's alone once one is set, else all in order."""
-    index = get_active_subgraph(device)
-    return list(device.modules) if index is None else [device.modules[index]]
 
 
 # ---- links between past-cache inputs and outputs --------------------------------------------------
@@ -243,54 +227,46 @@ def _write(owner, name, buffer, new, slot, token_position, tokens_per_iter) -> N
 def generate(device, loop_count: int, write_index: int, tokens_per_iter: int = UNSET, token_id: int = UNSET) -> None:
     """`TTDevice.generate`: run `loop_count` steps of this device's active program on its pushed
     inputs; outputs (past-cache outputs excepted) go to initialize_pipeline's output queue."""
-    from . import pipeline
-    from .devices import TTDevice
-
     check_generate_args(device.name, loop_count, write_index, tokens_per_iter, token_id)
     output_queue = _output_queue("generate")
-    with pipeline._lock:
+    with pipeline_state.lock:
         _check_queued(device, loop_count)
         for slot, position in step_slots(loop_count, write_index, tokens_per_iter, token_id):
             pushed = device.input_queue.popleft()
-            if isinstance(device, TTDevice):
+            if device.keeps_past_cache:
                 outputs = run_step(device, pushed, slot, position, tokens_per_iter)
             else:  # a CPUDevice holds no past cache: its generate is a forward (API reference)
                 outputs = device.run_modules(pushed)
-            output_queue.put(pipeline._wrap(outputs))
+            output_queue.put(pipeline_state.wrap(outputs))
 
 
 def run_generate(input_count: int = 1, write_index: int = 0, tokens_per_iter: int = UNSET, token_id: int = UNSET,
                  _sequential: bool = False) -> None:
     """`pybuda.run_generate`: run_forward for generation. Each input passes through the pipeline;
     TTDevices holding past caches run a generate step there, other devices their forward."""
-    from . import device_pipeline, pipeline
-    from .devices import TTDevice
-
     check_generate_args("run_generate", input_count, write_index, tokens_per_iter, token_id)
     output_queue = _output_queue("run_generate")
-    with pipeline._lock:
-        devices = pipeline._pipeline()
-        d2d_queues = pipeline._state.get("d2d_fwd_queues") or []
+    with pipeline_state.lock:
+        devices = pipeline_state.stages()
+        d2d_queues = pipeline_state.state.get("d2d_fwd_queues") or []
         _check_queued(devices[0], input_count)
         for slot, position in step_slots(input_count, write_index, tokens_per_iter, token_id):
             values = devices[0].input_queue.popleft()
             for i, device in enumerate(devices):
-                if isinstance(device, TTDevice) and _holds_past_cache(device):
+                if device.keeps_past_cache and _holds_past_cache(device):
                     values = run_step(device, values, slot, position, tokens_per_iter)
                 else:
                     values = device.run_modules(values)
                 if d2d_queues and i < len(devices) - 1:  # what crosses each boundary, as run_forward gives
                     d2d_queues[i].put(device_pipeline.as_tensors(values))
-            output_queue.put(pipeline._wrap(values))
+            output_queue.put(pipeline_state.wrap(values))
 
 
 def _output_queue(what: str):
-    from . import pipeline
-
-    if not pipeline._state["initialized"]:
+    if not pipeline_state.state["initialized"]:
         raise RuntimeError(f"{what} before initialize_pipeline; compile each program first with "
                            "pybuda.initialize_pipeline(training=False, sample_inputs=...) (past caches included)")
-    return pipeline._state["output_queue"]
+    return pipeline_state.state["output_queue"]
 
 
 def _holds_past_cache(device) -> bool:

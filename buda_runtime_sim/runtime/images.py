@@ -33,9 +33,10 @@ from ..config import _get_global_compiler_config
 from ..enums import BackendDevice, BackendType
 from ..module import Module
 from ..perf.boards import get_board
-from .devices import _host_values, _split, registered_devices
+from .io_values import host_values, split_inputs
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
 from .image_tensors import parse_safetensors
+from .registry import registered_devices
 
 IMAGE_FORMAT = 2                # 2: BLAKE3 checksums, tensor members aligned for mapping
 _VERSIONED = ("tvm-buda", "apache-tvm", "apache-tvm-ffi")
@@ -279,10 +280,12 @@ def target_of(device) -> dict:
     return target_for(device.name, device.arch, device.devtype, list(device.chip_ids), device.num_chips)
 
 
-def target_for(name: str, arch: BackendDevice, devtype: BackendType, chip_ids=(0,), num_chips: int = 1) -> dict:
+def target_for(name: str, arch: BackendDevice, devtype: BackendType, chip_ids=(0,), num_chips: int = 1,
+               config=None) -> dict:
     """The target of an image: set_configuration_options(device_config=, harvested_rows=,
-    backend_device_descriptor_path=) and the device's arch, devtype and chip ids (checked against each other)."""
-    config = _get_global_compiler_config()
+    backend_device_descriptor_path=) (or those of `config`) and the device's arch, devtype and chip
+    ids (checked against each other)."""
+    config = config or _get_global_compiler_config()
     default = {BackendDevice.Grayskull: "gs_e150", BackendDevice.Wormhole_B0: "wh_n150"}[arch]
     board = get_board(config.device_config or default, config.harvested_rows)
     if board.arch != arch:
@@ -318,8 +321,8 @@ def compile_to_image(device, img_path=None, training: bool = False, sample_input
     inputs = sample_inputs if isinstance(sample_inputs, (tuple, list, dict)) else (sample_inputs,)
     compiled = device.compiled.get(id(module))
     if compiled is None:  # compile only: running the sample is not needed to save the image
-        args, kwargs = _split(inputs)
-        compiled = module.compile_for_device(kwargs or _host_values(args), device.compile_config())
+        args, kwargs = split_inputs(inputs)
+        compiled = module.compile_for_device(kwargs or host_values(args), device.compile_config())
         device.compiled[id(module)] = compiled
     path = Path(img_path or f"device_images/{device.name}.tti")
     _hook("build")(compiled, path, target, inputs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import devices, training
+from . import registry, training
 
 
 def get_parameter_checkpoint(device=None, _sequential: bool = False):
@@ -10,12 +10,12 @@ def get_parameter_checkpoint(device=None, _sequential: bool = False):
     if device is not None:
         trained = training.device_parameters(device)
         return trained if trained is not None else device.get_parameters()
-    return [get_parameter_checkpoint(d) for d in devices.registered_devices() if d.active]
+    return [get_parameter_checkpoint(d) for d in registry.registered_devices() if d.active]
 
 
 def update_device_parameters(device=None, parameters=(), _sequential: bool = False) -> None:
     """Push new parameter values (dicts of name -> tensor) onto `device`, or onto every device."""
-    targets = [device] if device is not None else [d for d in devices.registered_devices() if d.active]
+    targets = [device] if device is not None else [d for d in registry.registered_devices() if d.active]
     dicts = [parameters] if isinstance(parameters, dict) else list(parameters)
     if len(dicts) == 1:
         dicts = dicts * len(targets)

@@ -2,43 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import queue
-import threading
 import warnings
 from collections.abc import Mapping
 
 from .. import module as _module
-from ..tensor import Tensor
-from . import device_pipeline, devices, queues
+from . import device_pipeline, devices, pipeline_state, queues, registry
 from . import training as _training
-
-_state = {"output_queue": None, "initialized": False, "d2d_fwd_queues": []}
-_lock = threading.RLock()  # one pipeline: a call's inputs, run and outputs are not interleaved with another's
-
-
-def _serialised(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with _lock:
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-def _wrap(outputs) -> list[Tensor]:
-    return [o if isinstance(o, Tensor) else Tensor.from_array(o) for o in outputs]
-
-
-def _pipeline() -> list:
-    """The devices with modules, in creation order (runtime/device_pipeline.py)."""
-    if not any(d.active for d in devices.registered_devices()):
-        raise RuntimeError("no device has been created (or pybuda was shut down); create a TTDevice and place a "
-                           "module on it, or pass module= to run_inference")
-    pipeline = device_pipeline.stages(devices.registered_devices())
-    if not pipeline:
-        raise RuntimeError("no module has been placed on any device; call device.place_module(...)")
-    return pipeline
 
 
 def _forward(pipeline, count: int, output_queue: queue.Queue, d2d_queues=()) -> None:
@@ -50,10 +20,10 @@ def _forward(pipeline, count: int, output_queue: queue.Queue, d2d_queues=()) -> 
         )
     for _ in range(count):
         values = device_pipeline.forward(pipeline, first.input_queue.popleft(), d2d_queues)
-        output_queue.put(_wrap(values))
+        output_queue.put(pipeline_state.wrap(values))
 
 
-@_serialised
+@pipeline_state.serialised
 def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: queue.Queue | None = None,
                   _sequential: bool = False, _perf_trace: bool = False, _verify_cfg=None, **legacy):
     """Run inputs through the device pipeline; returns the queue the outputs (lists of Tensors) go to.
@@ -67,7 +37,7 @@ def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: qu
     created = devices.TTDevice("tt0", module=module) if module is not None else None
     pushed = []
     try:
-        pipeline = _pipeline()
+        pipeline = pipeline_state.stages()
         for item in inputs:
             pipeline[0].push_to_inputs(item)
             pushed.append(pipeline[0].input_queue[-1])
@@ -82,16 +52,16 @@ def run_inference(module=None, inputs=(), input_count: int = 1, output_queue: qu
 def _undo(created, pushed: list) -> None:
     """After a failed run_inference: forget the device it created and the inputs it queued that
     were not run, so the next call starts from the state before this one."""
-    for device in devices.registered_devices():
+    for device in registry.registered_devices():
         device.input_queue = type(device.input_queue)(
             v for v in device.input_queue if not any(v is p for p in pushed))
     if created is not None:
         created.shutdown_device()
         created.remove_modules()
-        devices.remove_device(created)
+        registry.remove_device(created)
 
 
-@_serialised
+@pipeline_state.serialised
 def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None = None, checkpoint_queue=None,
                         sample_inputs=(), sample_targets=(), microbatch_count: int = 1, d2d_fwd_queues=(),
                         d2d_bwd_queues=(), _sequential: bool = False, _verify_cfg=None, _device_mode=None):
@@ -107,7 +77,7 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
         return _training.initialize_training(output_queue, checkpoint_queue, sample_inputs, sample_targets,
                                             microbatch_count, d2d_fwd_queues, d2d_bwd_queues)
     _training.reset()
-    pipeline = _pipeline()
+    pipeline = pipeline_state.stages()
     d2d_fwd = device_pipeline.check_d2d_queues("d2d_fwd_queues", d2d_fwd_queues, pipeline)
     device_pipeline.check_d2d_queues("d2d_bwd_queues", d2d_bwd_queues, pipeline)  # filled only when training
     if sample_inputs is None or (isinstance(sample_inputs, (tuple, list)) and not sample_inputs):
@@ -119,28 +89,28 @@ def initialize_pipeline(training: bool = False, output_queue: queue.Queue | None
     values = sample_inputs if isinstance(sample_inputs, (tuple, list, Mapping)) else (sample_inputs,)
     device_pipeline.forward(pipeline, values)  # run once: compiles framework modules and checks the whole pipeline
     queues.reset_intermediates()  # the compile pass is not a user forward
-    _state["output_queue"] = output_queue if output_queue is not None else queue.Queue()
-    _state["initialized"] = True
-    _state["d2d_fwd_queues"] = d2d_fwd
-    return _state["output_queue"]
+    pipeline_state.state["output_queue"] = output_queue if output_queue is not None else queue.Queue()
+    pipeline_state.state["initialized"] = True
+    pipeline_state.state["d2d_fwd_queues"] = d2d_fwd
+    return pipeline_state.state["output_queue"]
 
 
-@_serialised
+@pipeline_state.serialised
 def run_forward(input_count: int = 1, _sequential: bool = False) -> None:
     """Run queued inputs through an initialized pipeline; outputs go to initialize_pipeline's queue
     (when training: the loss, and the pass is kept for run_backward)."""
     if _training.is_training():
         return _training.run_forward(input_count)
-    if not _state["initialized"]:
+    if not pipeline_state.state["initialized"]:
         raise RuntimeError("run_forward before initialize_pipeline; call pybuda.initialize_pipeline(training=False, "
                            "sample_inputs=...) first (or use run_inference)")
-    pipeline = _pipeline()
-    d2d = device_pipeline.check_d2d_queues("d2d_fwd_queues", _state["d2d_fwd_queues"], pipeline)  # devices may have changed
-    _forward(pipeline, input_count, _state["output_queue"], d2d)
+    pipeline, state = pipeline_state.stages(), pipeline_state.state
+    d2d = device_pipeline.check_d2d_queues("d2d_fwd_queues", state["d2d_fwd_queues"], pipeline)  # devices may have changed
+    _forward(pipeline, input_count, state["output_queue"], d2d)
 
 
 
-@_serialised
+@pipeline_state.serialised
 def run_module(module, args):
     """`Module.run(*args)`: place on a fresh TTDevice, run once, return the outputs."""
     shutdown()
@@ -151,17 +121,17 @@ def run_module(module, args):
         shutdown()
 
 
-@_serialised
+@pipeline_state.serialised
 def shutdown() -> None:
     """Stop all devices and forget the pipeline; unconsumed inputs are dropped with a warning. Idempotent."""
-    for device in devices.registered_devices():
+    for device in registry.registered_devices():
         dropped = device.shutdown_device()
         if dropped:
             warnings.warn(f"shutdown: {dropped} input(s) pushed to {device.name} were never run and were discarded",
                           RuntimeWarning, stacklevel=2)
         device.remove_modules()
-    devices.clear_devices()
-    _state.update(output_queue=None, initialized=False, d2d_fwd_queues=[])
+    registry.clear_devices()
+    pipeline_state.reset()
     _training.reset()
     queues.reset_intermediates()
 

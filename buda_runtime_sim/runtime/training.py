@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..tensor import Tensor, _to_numpy
-from . import device_pipeline, devices
+from . import device_pipeline, registry
 from .gc_pacing import fewer_young_collections
 from .trainers import Trainer, make_trainer
 
@@ -71,7 +71,7 @@ def initialize_training(output_queue=None, checkpoint_queue=None, sample_inputs=
                         microbatch_count: int = 1, d2d_fwd_queues=(), d2d_bwd_queues=()) -> queue.Queue:
     """Build the session; compile every module now if sample inputs are given or already queued."""
     global _session
-    pipeline = device_pipeline.stages(devices.registered_devices(),
+    pipeline = device_pipeline.stages(registry.registered_devices(),
                                       lambda d: bool(d.modules) or d.loss_module is not None)
     if not pipeline:
         raise RuntimeError("no module has been placed on any device; place a module and a loss module first")
@@ -302,9 +302,8 @@ def run_optimizer(checkpoint: bool = False, _sequential: bool = False) -> None:
 
 
 def _checkpoint(session: Session) -> list[dict]:
-    from .parameters import get_parameter_checkpoint
-
-    return [get_parameter_checkpoint(ds.device) for ds in session.devices]
+    """Every session device's parameters (what get_parameter_checkpoint gives for a training device)."""
+    return [device_parameters(ds.device) for ds in session.devices]
 
 
 def step_schedulers() -> None:

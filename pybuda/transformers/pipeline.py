@@ -68,6 +68,9 @@ class _DeviceForward:
         self.model = model
         self.original = model.forward
         self.signature = inspect.signature(self.original)
+        # transformers reads the forward's signature to decide what to pass (generate builds position_ids
+        # from the attention mask only for a forward that takes position_ids): show it the model's own
+        self.__signature__ = self.signature
         self.causal = _is_causal(model)
         self.pad_to = pad_to or (_max_positions(model.config) if self.causal else None)
         self.compiled: dict[tuple, object] = {}

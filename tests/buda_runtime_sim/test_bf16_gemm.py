@@ -2,7 +2,9 @@
 same slices, float32 sums, one rounding to Float16_b; only the order of the float32 additions may
 differ (BLAS leaves it open), which moves a bfloat16 result by at most one unit in rare elements."""
 
+import os
 import warnings
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -17,6 +19,32 @@ from buda_runtime_sim.numerics_config import OpNumerics
 from buda_runtime_sim.tensor import Tensor
 
 FIDELITIES = [MF.LoFi, MF.HiFi2, MF.HiFi3, MF.HiFi4]
+
+
+def _cpu_flags() -> set[str]:
+    """The CPU's feature flags as Linux reports them, read apart from bf16_gemm's torch probes."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.is_file():
+        pytest.fail("these route tests read the CPU's flags from /proc/cpuinfo (Linux)")
+    for line in cpuinfo.read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def _acting_without_bf16() -> bool:
+    return os.environ.get("TVM_BUDA_CPU_BF16", "auto").strip() == "0"
+
+
+def _cpu_multiplies_bf16() -> bool:
+    """AVX512-BF16 or AMX: what TVM_BUDA_BF16_GEMM=auto takes the bfloat16 route for."""
+    return not _acting_without_bf16() and bool({"avx512_bf16", "amx_bf16"} & _cpu_flags())
+
+
+def _cpu_convolves_bf16() -> bool:
+    """What oneDNN's bfloat16 convolutions need (torch refuses them elsewhere)."""
+    flags = _cpu_flags()
+    return not _acting_without_bf16() and ({"avx512bw", "avx512vl", "avx512dq"} <= flags or "avx_ne_convert" in flags)
 
 
 def _route(monkeypatch, on: bool):
@@ -129,13 +157,58 @@ def test_convolution_same_products(monkeypatch, fidelity, channel_last):
         out = op([Tensor.from_array(x, DF.Float16_b), weight], {"padding": 1, "channel_last": channel_last}, numerics)
         return out.logical()
 
-    plain, fast = _both_routes(monkeypatch, run)
+    before = bf16_gemm.bf16_products()
+    plain = run()
+    assert bf16_gemm.bf16_products() == before                    # TVM_BUDA_BF16_GEMM=0: float32
+    _route(monkeypatch, True)
+    fast = run()
+    # with TVM_BUDA_BF16_GEMM=1 the bfloat16 route runs where the CPU has oneDNN's bfloat16 convolutions;
+    # elsewhere (AVX2 only) the float32 route does, and then gives the very same bits
+    assert (bf16_gemm.bf16_products() > before) == _cpu_convolves_bf16()
     _assert_same_products(plain, fast)
+    if not _cpu_convolves_bf16():
+        np.testing.assert_array_equal(plain, fast)
+
+
+def test_route_follows_the_cpu(monkeypatch):
+    """bf16_gemm's probes agree with the CPU's own flags (or with TVM_BUDA_CPU_BF16=0)."""
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "auto")
+    assert bf16_gemm._hardware_bf16() == _cpu_multiplies_bf16()
+    assert bf16_gemm._hardware_bf16_convolution() == _cpu_convolves_bf16()
+    assert bf16_gemm.route().startswith("bfloat16" if _cpu_multiplies_bf16() else "float32")
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "1")
+    assert bf16_gemm.enabled(1) and bf16_gemm.route().startswith("bfloat16")
+    assert bf16_gemm.enabled(1, convolution=True) == _cpu_convolves_bf16()
+
+
+def test_acting_without_bf16_instructions(monkeypatch):
+    """TVM_BUDA_CPU_BF16=0: on any machine, the routes an AVX2-only CPU takes."""
+    monkeypatch.setenv("TVM_BUDA_CPU_BF16", "0")
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "auto")
+    assert not bf16_gemm.enabled(bf16_gemm.MIN_MATRIX) and not bf16_gemm.enabled(bf16_gemm.MIN_MATRIX, True)
+    assert bf16_gemm.route().startswith("float32") and "TVM_BUDA_CPU_BF16=0" in bf16_gemm.route()
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "1")
+    assert bf16_gemm.enabled(1)                              # matmuls: torch multiplies bfloat16 anywhere
+    assert not bf16_gemm.enabled(1, convolution=True)        # convolutions: not without oneDNN's kernels
+    monkeypatch.setenv("TVM_BUDA_CPU_BF16", "maybe")
+    with pytest.raises(ValueError, match="TVM_BUDA_CPU_BF16"):
+        bf16_gemm.enabled(1, convolution=True)
+
+
+def test_bf16_products_count_what_ran(monkeypatch):
+    rng = np.random.default_rng(4)
+    a = quantize(rng.standard_normal((32, 64)).astype(np.float32), DF.Float16_b)
+    b = quantize(rng.standard_normal((64, 32)).astype(np.float32), DF.Float16_b)
+    for on, added in ((False, 0), (True, 1)):
+        _route(monkeypatch, on)
+        before = bf16_gemm.bf16_products()
+        fidelity_matmul(a, b, MF.LoFi, DF.Float16_b, a_format=DF.Float16_b, b_format=DF.Float16_b)
+        assert bf16_gemm.bf16_products() - before == added
 
 
 def test_auto_route_on_bf16_hardware_for_matrices_large_enough(monkeypatch):
     monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "auto")
-    hardware = bf16_gemm._hardware_bf16()
+    hardware = _cpu_multiplies_bf16()
     assert bf16_gemm.enabled(bf16_gemm.MIN_MATRIX) == hardware
     assert not bf16_gemm.enabled(bf16_gemm.MIN_MATRIX - 1)     # small: float32 is faster
     assert bf16_gemm.enabled(bf16_gemm.MIN_BATCHED_MATRIX, batched=True) == hardware   # attention's

@@ -48,14 +48,18 @@ def test_mean_of_an_empty_axis_is_numpys():
 
 @pytest.mark.parametrize("shape", [(4, 32, 64), (3, 5), ()])
 def test_quantize_bfloat16_branch(shape):
-    """The Float16_b branch rounds as ml_dtypes does (nearest even, overflow to inf, NaN kept) and
-    equals the general path (a float64 input takes it)."""
+    """The Float16_b branch rounds as ml_dtypes does (nearest even, NaN and inf kept) except that a
+    finite value that would overflow saturates at bfloat16's largest, and equals the general path
+    (a float64 input takes it)."""
     rng = np.random.default_rng(0)
     x = _values(rng, shape, specials=bool(shape))
     bits = rng.integers(0, 1 << 32, max(1, x.size), dtype=np.uint64).astype(np.uint32).view(np.float32)
+    top = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
     for values in (x, bits.reshape(x.shape) if x.ndim else bits[:1].reshape(())):
         with np.errstate(all="ignore"):
             expected = values.astype(ml_dtypes.bfloat16).astype(np.float32)
+            expected = np.where(np.isinf(expected) & np.isfinite(values), np.copysign(top, values), expected)
+            expected = expected.astype(np.float32)
             _same_bits(quantize(values, DF.Float16_b), expected)
             _same_bits(quantize(values.astype(np.float64), DF.Float16_b), expected)   # the general path
 

@@ -118,6 +118,30 @@ def test_avg_pool2d_matches_torch(exact, count_include_pad, ceil_mode):
     np.testing.assert_allclose(out.numpy(), golden, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kernel, stride, padding, count_include_pad",
+                         [(320, 320, 0, True), (5, 3, 1, True), (5, 3, 1, False), ((6, 3), (4, 2), (1, 0), True)])
+@pytest.mark.parametrize("op", ["avg", "max"])
+def test_pool_windows_larger_than_the_input_with_ceil_mode(exact, op, kernel, stride, padding, count_include_pad):
+    """PyTorch pools a map smaller than the kernel with ceil_mode (EfficientNet's pooler: a 320x320
+    kernel over 2x2): each window overhanging the padded input counts only what it covers."""
+    x = _data(2, 3, 2, 3)
+    pad_h, pad_w = (padding, padding) if isinstance(padding, int) else padding
+    buda_padding = (pad_w, pad_w, pad_h, pad_h)                  # PyBuda's (left, right, top, bottom)
+    if op == "avg":
+        golden = F.avg_pool2d(_torch(x), kernel, stride, padding, ceil_mode=True,
+                              count_include_pad=count_include_pad).numpy()
+        out = pybuda.op.AvgPool2d("p", x, kernel, stride=stride, padding=buda_padding, ceil_mode=True,
+                                  count_include_pad=count_include_pad)
+    else:
+        golden = F.max_pool2d(_torch(x), kernel, stride, padding, ceil_mode=True).numpy()
+        out = pybuda.op.MaxPool2d("p", x, kernel, stride=stride, padding=buda_padding, ceil_mode=True)
+    np.testing.assert_allclose(out.numpy(), golden, rtol=1e-6)
+    with pytest.raises(RuntimeError):          # without ceil_mode PyTorch refuses it, and so do we
+        F.avg_pool2d(_torch(x), 320, 320)
+    with pytest.raises(ValueError, match="larger than the padded input"):
+        pybuda.op.AvgPool2d("p", x, 320, stride=320, padding=0)
+
+
 def test_pooling_channel_last_and_divisor_override(exact):
     x = _data(1, 9, 9, 4)
     golden = F.max_pool2d(_torch(x.transpose(0, 3, 1, 2)), 2, 2).numpy().transpose(0, 2, 3, 1)

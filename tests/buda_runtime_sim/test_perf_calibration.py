@@ -6,9 +6,6 @@ import pytest
 from buda_runtime_sim.perf import calibration as C
 from buda_runtime_sim.perf import op_model as M
 
-pytestmark = pytest.mark.skipif(not C.DEFAULT_DATA_DIR.is_dir(), reason=f"no perf_data at {C.DEFAULT_DATA_DIR}")
-
-
 @pytest.fixture(scope="module")
 def halves():
     return C.split(C.load_rows())

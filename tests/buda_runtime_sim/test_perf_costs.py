@@ -24,7 +24,7 @@ def cycles(op, board, r, c, weights=("w",)):
 
 
 def test_a_measured_wormhole_matmul_block_costs_what_silicon_measured():
-    # spec/perf_data matmul-bfp8 line 243: mblock 4x4, ublock 2x4, m_k 1, u_kt 8 (Bfp8_b, LoFi) ran
+    # buda_runtime_sim/perf/perf_data matmul-bfp8 line 243: mblock 4x4, ublock 2x4, m_k 1, u_kt 8 (Bfp8_b, LoFi) ran
     # 21088 cycles per input. The same core block: [256,256] x [256,512] on one core (8 x 16 output
     # tiles, 8 inner tiles). The model may pick a cheaper ublock, never a much dearer one.
     op = matmul(256, 256, 512, DataFormat.Bfp8_b, weight=False)

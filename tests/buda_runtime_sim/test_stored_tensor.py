@@ -27,7 +27,8 @@ def small_threshold(monkeypatch):
 def _values(shape, seed=0, specials=True) -> np.ndarray:
     values = (np.random.default_rng(seed).standard_normal(shape) * 4).astype(np.float32)
     if specials:
-        values.reshape(-1)[:6] = [np.inf, -np.inf, np.nan, -0.0, 1e-40, 3e38]
+        # (3.4e38 rounds past bfloat16's largest value, -7e4 past float16's and e5m2's: saturated)
+        values.reshape(-1)[:8] = [np.inf, -np.inf, np.nan, -0.0, 1e-40, 3e38, 3.4e38, -7e4]
     return values
 
 

@@ -1,4 +1,5 @@
-"""GPT-Neo sequence classification, PyBuda demo style (local and global attention layers)."""
+"""GPT-Neo sequence classification, PyBuda demo style (local and global attention layers), the
+config's default use_cache=True (no cache comes back from an inference import)."""
 
 import pybuda
 import torch
@@ -14,7 +15,7 @@ def run_gptneo_sequence_classification():
     torch.manual_seed(0)
     config = GPTNeoConfig(vocab_size=128, max_position_embeddings=64, hidden_size=64, num_layers=2, num_heads=2,
                           attention_types=[[["global", "local"], 1]], window_size=16, intermediate_size=128,
-                          num_labels=2, pad_token_id=0, use_cache=False)
+                          num_labels=2, pad_token_id=0)
     model = GPTNeoForSequenceClassification(config).eval()
 
     input_ids = torch.randint(1, 128, (1, 32))

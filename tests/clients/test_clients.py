@@ -19,6 +19,8 @@ SCRIPTS = {
     "pytorch_distilbert_token_classification": "run_distilbert_token_classification",
     "pytorch_dpr_question_encoder": "run_dpr_question_encoder",
     "pytorch_opt_causal_lm": "run_opt_causal_lm",
+    "pytorch_opt_sequence_classification": "run_opt_sequence_classification",
+    "pytorch_opt_question_answering": "run_opt_question_answering",
     "pytorch_t5_encoder": "run_t5_encoder",
     "pytorch_gpt2_causal_lm": "run_gpt2_causal_lm",
     "pytorch_gptneo_sequence_classification": "run_gptneo_sequence_classification",

@@ -104,6 +104,19 @@ def test_verify_outputs_applies_pybudas_rule():
         pybuda.verify.verify_outputs([-golden], [golden])
 
 
+def test_verify_outputs_leaves_a_transformers_cache_out():
+    """A model run with its config's default use_cache=True returns its key/value cache beside the
+    logits; an inference import returns none, so the cache is not an output to compare."""
+    from transformers import DynamicCache
+    from transformers.modeling_outputs import SequenceClassifierOutputWithPast
+
+    logits = torch.linspace(-1, 1, 12).reshape(3, 4)
+    golden = SequenceClassifierOutputWithPast(logits=logits, past_key_values=DynamicCache())
+    assert len(pybuda.verify.verify_outputs([logits], golden)) == 1
+    with pytest.raises(pybuda.verify.VerificationError, match="pcc="):
+        pybuda.verify.verify_outputs([-logits], golden)
+
+
 def test_run_inference_accepts_a_verify_config():
     model = torch.nn.Linear(16, 4).eval()
     x = torch.randn(2, 16)

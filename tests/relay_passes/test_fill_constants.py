@@ -30,6 +30,22 @@ def test_broadcast_constant_is_filled():
     np.testing.assert_array_equal(filled.value.numpy(), np.full((2, 3), 0.25, np.float32))
 
 
+def test_broadcast_to_a_scalar_stays_a_scalar():
+    """BEiT's relative position index broadcasts a scalar to shape () and expands it after: a filled
+    constant of shape (1,) made the expand 2-D and the next broadcast an error."""
+    bb = relax.BlockBuilder()
+    with bb.function("main", []):
+        with bb.dataflow():
+            scalar = bb.emit(relax.op.broadcast_to(relax.const(51, "int64"), relax.ShapeExpr([])))
+            row = bb.emit(relax.op.expand_dims(scalar, [0]))
+            out = bb.emit_output(relax.op.broadcast_to(row, relax.ShapeExpr([17])))
+        bb.emit_func_output(out)
+    after = FillConstants()(bb.get())
+    filled = after["main"].body.blocks[0].bindings[0].value
+    assert isinstance(filled, tvm.ir.Constant) and filled.value.numpy().shape == ()
+    assert [int(d) for d in after["main"].ret_ty.shape] == [17]
+
+
 def test_broadcast_of_a_variable_is_left():
     @I.ir_module
     class Module:

@@ -1,4 +1,4 @@
-"""The TT-Dispatch guide's three examples (seeds/003), extracted from the document and run verbatim."""
+"""The TT-Dispatch guide's three examples (data/tt_dispatch_guide.rst), extracted and run verbatim."""
 
 import re
 from pathlib import Path
@@ -8,11 +8,11 @@ import torch
 
 import tt_lib
 
-SEED = next((Path(__file__).resolve().parents[3] / "shared" / "seeds").glob("003_*.txt"))
+GUIDE = Path(__file__).resolve().parent / "data" / "tt_dispatch_guide.rst"
 
 
 def _examples() -> list[str]:
-    blocks = re.findall(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", SEED.read_text())
+    blocks = re.findall(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", GUIDE.read_text())
     return [re.sub(r"^    ", "", b, flags=re.M) for b in blocks]
 
 

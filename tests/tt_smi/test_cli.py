@@ -8,7 +8,8 @@ import sys
 import openpyxl
 import pytest
 
-from tt_smi.main import DUMP_COLUMNS, main
+from tt_smi.logs import DUMP_COLUMNS
+from tt_smi.main import main
 
 
 def test_snapshot_holds_host_devices_and_telemetry(tmp_path):

@@ -93,7 +93,7 @@ def test_cache_commands(model_files, tmp_path):
     assert _run("cache", "info", "nosuchkey", cwd=tmp_path).returncode == 1
     cleared = _run("cache", "clear", key, cwd=tmp_path)
     assert cleared.returncode == 0 and "removed 1 cache entry" in cleared.stdout
-    assert not (Path(tmp_path) / "generated_modules/tvm_cache" / key).exists()
+    assert not (Path(tmp_path) / "generated_modules/tvm_cache" / f"{key}.tti").exists()
 
 
 def test_demo_runs_one_model(tmp_path):

@@ -30,13 +30,30 @@ def test_rows_name_grid_tiles_format_fidelity_and_cycles(compiled):
     report = perf_report(compiled, "wh_n150")
     row = report.op("fc1_matmul")
     assert row.op_type == "Matmul" and row.grid is not None and row.cycles > 0
-    assert row.tiles == (256 // 32) * (1024 // 32)
+    assert row.tiles == 1 * (1024 // 32)              # one sample's row (padded to a tile) x 1024 columns
     assert (row.data_format, row.math_fidelity) == ("Float16_b", "HiFi3")    # CompilerConfig defaults
     assert report.op("fc1_transpose").kind == "folded"                         # weight transpose, compile time
-    assert report.samples_per_run == 256 and report.microbatch == 256
+    assert report.samples_per_run == 1 and report.microbatch == 256 and report.runs == 256   # the batch streams
     assert report.epochs and report.samples_per_second > 0 and 0 < report.math_utilisation < 1
     text = str(report)
     assert "fc1_matmul" in text and "wh_n150" in text and "samples/s" in text
+
+
+def test_the_compiled_batch_streams_one_sample_at_a_time(tmp_path):
+    """A microbatch is priced as that many one-sample runs whatever batch the model was compiled for
+    (PyBuda's netlists hold per-sample shapes), so a batch-1 compile prices any microbatch."""
+    torch.manual_seed(0)
+    model = mlp(256, 512, 128)
+    one, eight = (tvm_buda.compile_model(model, (torch.randn(batch, 256),), name=f"b{batch}",
+                                         config=CompilerConfig(generated_modules_dir=str(tmp_path / f"b{batch}")))
+                  for batch in (1, 8))
+    for microbatch in (8, 64):
+        at_one, at_eight = perf_report(one, "wh_n150", microbatch), perf_report(eight, "wh_n150", microbatch)
+        assert at_one.runs == at_eight.runs == microbatch
+        assert at_eight.samples_per_second == pytest.approx(at_one.samples_per_second, rel=1e-9)
+        assert [(r.name, r.tiles, r.cycles) for r in at_eight.ops] == [(r.name, r.tiles, r.cycles) for r in at_one.ops]
+    assert op_graph(eight).transfers[0].shape == (8, 256)                  # the compiled shapes, when asked
+    assert op_graph(eight, per_sample=True).transfers[0].shape == (1, 256)
 
 
 def test_lofi_is_never_slower_than_hifi4(tmp_path):
@@ -88,7 +105,7 @@ def test_placement_settings_come_from_compiler_config(tmp_path):
 
 def test_microbatch_scales_runs(compiled):
     one, four = perf_report(compiled), perf_report(compiled, microbatch=1024)
-    assert (one.runs, four.runs) == (1, 4)
+    assert (one.runs, four.runs) == (256, 1024)              # one run per sample (the compiled batch is 256)
     assert four.samples_per_second > one.samples_per_second   # switch and fill amortised
 
 

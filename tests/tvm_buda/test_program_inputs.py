@@ -52,7 +52,7 @@ def test_bfloat16_values_skip_the_rounding_with_the_same_bits(array, monkeypatch
     [0xFFC10000],                 # a negative NaN with a payload
     [0x7F800001],                 # a NaN whose payload is all low bits
     [0x00000001],                 # a float32 subnormal below bfloat16's
-    [0x7F7FFFFF],                 # rounds to inf
+    [0x7F7FFFFF],                 # beyond bfloat16's range: saturates
 ], ids=["low-bit", "tie", "nan", "snan-payload", "neg-nan-payload", "nan-low-payload", "tiny", "overflow"])
 def test_other_values_take_the_rounding_path(words):
     array = np.concatenate([_bf16((2, 16)).reshape(-1), _bits(words)]).reshape(3, 11)

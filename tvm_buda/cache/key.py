@@ -1,6 +1,6 @@
-"""Cache keys: what a compiled result depends on, hashed without tracing the model.
+"""Cache keys: what a compiled result depends on, hashed without exporting the model.
 
-The key covers the framework graph and its weights, the input shapes and dtypes, every
+The key covers what the model computes (its graph or traced ops, and its weights), the input shapes and dtypes, every
 configuration field that changes results, the model name (it names generated files) and the
 tvm-buda / TVM / tvm-ffi versions.
 """
@@ -8,18 +8,19 @@ tvm-buda / TVM / tvm-ffi versions.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import blake3
 import numpy as np
 
 KEY_LENGTH = 24
 
 
 def versions() -> dict[str, str]:
-    from .. import __version__
+    from ..version import __version__
 
     out = {"tvm_buda": __version__}
     for dist in ("apache-tvm", "apache-tvm-ffi"):
@@ -30,33 +31,28 @@ def versions() -> dict[str, str]:
     return out
 
 
-def _torch_fingerprint(module, digest) -> None:
-    """Structure, forward source of every module class, and every weight and buffer."""
-    digest.update(repr(module).encode())
-    digest.update(str(module.training).encode())
-    classes = sorted({type(m) for m in module.modules()}, key=lambda c: f"{c.__module__}.{c.__qualname__}")
-    files = set()
-    for cls in classes:
-        digest.update(f"{cls.__module__}.{cls.__qualname__}".encode())
-        try:
-            files.add(inspect.getsourcefile(cls))
-        except TypeError:  # built-in: its name is all there is
-            pass
-    for path in sorted(f for f in files if f):  # the source files defining forward(): cheap, no parsing
-        digest.update(Path(path).read_bytes())
+def _exported_program_fingerprint(program, digest) -> None:
+    """An ExportedProgram is its graph: the graph's code, its signature and every tensor it holds."""
     import torch
 
-    for name, tensor in module.state_dict().items():
-        t = tensor.detach().cpu().contiguous()
-        digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
-        if t.numel():
-            digest.update(t.reshape(-1).view(torch.uint8).numpy())  # raw bytes, no copy
+    digest.update(program.graph_module.code.encode())
+    digest.update(str(program.graph_signature).encode())
+    for name, tensor in sorted({**program.state_dict, **program.constants}.items()):
+        if isinstance(tensor, torch.Tensor):
+            t = tensor.detach().contiguous()
+            digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+            digest.update(t.reshape(-1).view(torch.uint8).numpy())
+        else:
+            digest.update(f"{name}:{type(tensor).__name__}".encode())
 
 
-def model_fingerprint(model) -> str | None:
-    """A hash of the framework model, or None when it cannot be computed without importing it."""
+def model_fingerprint(model, sample_inputs=()) -> str | None:
+    """A hash of what the model computes, or None when it cannot be had without importing the model.
+
+    Model files and protobufs hash as their bytes; a torch module as the ops its forward runs for
+    inputs shaped like `sample_inputs` plus its weights (torch_trace.py): no source file is read."""
     inner = getattr(model, "framework_module", model)
-    digest = hashlib.sha256()
+    digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
     for extra in ("output_names",):  # wrapper settings that change the graph (TFGraphDefModule)
         if hasattr(model, extra):
             digest.update(repr(getattr(model, extra)).encode())
@@ -67,23 +63,17 @@ def model_fingerprint(model) -> str | None:
         digest.update(type(inner).__name__.encode())
         digest.update(inner.SerializeToString())
         return digest.hexdigest()
-    try:
-        import torch
-    except ImportError:  # pragma: no cover
+    torch = sys.modules.get("torch")  # a torch model means torch is imported already
+    if torch is None:
         return None
-    if isinstance(inner, torch.nn.Module):
-        _torch_fingerprint(inner, digest)
+    if isinstance(inner, torch.export.ExportedProgram):
+        _exported_program_fingerprint(inner, digest)
         return digest.hexdigest()
+    if isinstance(inner, torch.nn.Module):
+        from .torch_trace import torch_fingerprint
+
+        return digest.hexdigest() if torch_fingerprint(inner, sample_inputs, digest) else None
     return None
-
-
-def relax_fingerprint(mod, params: dict[str, np.ndarray]) -> str:
-    """Fallback for frameworks hashed after import: the Relax text and the weights."""
-    digest = hashlib.sha256(mod.script().encode())
-    for name in sorted(params):
-        digest.update(name.encode())
-        digest.update(np.ascontiguousarray(params[name]).tobytes())
-    return digest.hexdigest()
 
 
 def input_signature(sample_inputs) -> list:

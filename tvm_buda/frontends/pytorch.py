@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .errors import MalformedModelFile, import_failed
+from . import torch_converters
 from .imported import ImportedModel, TensorSpec, split_samples
 
 ROUTE = "torch.export -> TVM's exported-program importer (tvm.relax.frontend.torch.from_exported_program)"
@@ -29,10 +31,29 @@ def export(module, sample_inputs, name: str):
     try:
         # the math backend's output strides are the ones the later decomposition produces; traced with
         # another backend, a view after attention (GPT-2 at batch > 1) fails in TVM's importer
-        with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]):
+        with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]), _no_cache_unless_asked(module, kwargs):
             return torch.export.export(module, args, kwargs)
     except Exception as exc:  # noqa: BLE001 - re-raise with the route named
         raise import_failed("pytorch", name, "torch.export (tracing the model)", exc) from exc
+
+
+@contextlib.contextmanager
+def _no_cache_unless_asked(module, kwargs):
+    """transformers configs default to use_cache=True, and a model then returns its key/value cache
+    (a DynamicCache, which torch.export cannot return) beside what the user wants (OPT and GPT-Neo
+    classification). An inference import returns no cache the user did not ask for: unless the
+    samples pass use_cache, every transformers config in the module says use_cache=False while it
+    is traced, and is put back after."""
+    configs = [] if "use_cache" in kwargs else [
+        config for config in {id(c): c for c in (getattr(m, "config", None) for m in module.modules())
+                              if getattr(c, "use_cache", None) is True}.values()]
+    for config in configs:
+        config.use_cache = False
+    try:
+        yield
+    finally:
+        for config in configs:
+            config.use_cache = True
 
 
 def load_exported_program(path, sample_inputs, name: str):
@@ -64,37 +85,6 @@ def user_input_values(program) -> list:
     return [placeholders[name].meta["val"] for name in program.graph_signature.user_inputs]
 
 
-def _cumsum_with_output_dtype(node, importer):
-    """torch.cumsum of bools is int64; TVM's converter types it bool, which LLVM cannot add (GPT-2)."""
-    from tvm import relax
-
-    x = importer.env[node.args[0]]
-    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
-    out = node.meta.get("val")
-    dtype = str(out.dtype).removeprefix("torch.") if out is not None else None
-    return importer.block_builder.emit(relax.op.cumsum(x, dim, dtype))
-
-
-def _extreme(reduce):
-    """torch.amax / torch.amin (TVM 0.27's importer has no converter): a max / min reduction."""
-
-    def convert(node, importer):
-        x = importer.env[node.args[0]]
-        dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", ())
-        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
-        axis = None if dim in ((), [], None) else list(dim) if isinstance(dim, (list, tuple)) else [dim]
-        return importer.block_builder.emit(reduce(x, axis, bool(keepdim)))
-
-    return convert
-
-
-def _converters() -> dict:
-    from tvm import relax
-
-    return {"cumsum.default": _cumsum_with_output_dtype,
-            "amax.default": _extreme(relax.op.max), "amin.default": _extreme(relax.op.min)}
-
-
 def import_exported_program(program, name: str) -> ImportedModel:
     from tvm import relax
     from tvm.relax.frontend.torch import from_exported_program
@@ -105,7 +95,7 @@ def import_exported_program(program, name: str) -> ImportedModel:
             # `isinstance(treespec, LeafSpec)` in its own code: nothing a user can act on
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
             mod = from_exported_program(program, keep_params_as_input=True, unwrap_unit_return_tuple=True,
-                                        custom_convert_map=_converters())
+                                        custom_convert_map=torch_converters.converters())
     except Exception as exc:  # noqa: BLE001
         raise import_failed("pytorch", name, ROUTE, exc) from exc
     mod, detached = relax.frontend.detach_params(mod)

@@ -31,7 +31,7 @@ from buda_runtime_sim.runtime.image_archive import CONFIG_JSON, Chunks, write_ar
 from buda_runtime_sim.runtime.images import IMAGE_FORMAT, tool_versions
 from codegen.artifacts import read_safetensors, safetensors_chunks
 
-from ..cache.store import module_weight_sources
+from ..device_runtime import module_weight_sources
 from ..frontends.imported import split_samples, to_numpy
 from ..host_library import export_host_library
 from .numerics_json import numerics_to_dict
@@ -128,26 +128,16 @@ def _queues(parts: _Parts, epoch_of: dict, formats_by_module: dict) -> list[dict
 
 
 def _write_host_library(parts: _Parts, dest: Path) -> None:
-    """Export the host part; a model loaded from a library (warm cache hit, an image) cannot be
-    exported again, so its library file is copied."""
+    """Export the host part; a model loaded from a library (an image, a cache hit) cannot be
+    exported again, so the library file it was loaded from is copied."""
     try:
         export_host_library(parts.executable, dest)
         return
     except Exception as exc:  # noqa: BLE001 - "Module[library] does not support SaveToBytes"
         source = getattr(parts.compiled, "host_library", None)
-        if source is None and getattr(parts.compiled, "cache_key", None):
-            from ..cache import CachePolicy, InvalidEntry, read_entry
-
-            policy = CachePolicy.from_env(parts.config)
-            for directory in (policy.load_dir, policy.store_dir):
-                try:
-                    source = read_entry(directory, parts.compiled.cache_key, check_modules=False).host_library
-                    break
-                except (FileNotFoundError, InvalidEntry):
-                    continue
         if source is None or not Path(source).is_file():
             raise RuntimeError(f"{parts.name}: the host part cannot be exported ({exc}) and its library file is "
-                               "gone; compile the model again (cache off) to save an image") from None
+                               "gone; compile the model again to save an image") from None
     shutil.copyfile(source, dest)
 
 
@@ -199,8 +189,10 @@ def _tensors_member(arrays: dict[str, np.ndarray]):
     return Chunks(chunks)
 
 
-def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | None = None) -> Path:
-    """Write `compiled` as a single-model TTI at `img_path` for the board in `target`."""
+def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | None = None,
+                metadata: dict | None = None) -> Path:
+    """Write `compiled` as a single-model TTI at `img_path` for the board in `target`.
+    metadata: extra device.json fields (a cache entry's key and generated-modules folder)."""
     parts = _parts(compiled)
     layout = layout or image_tensors.requested_layout()
     states = _device_states(parts, sample_inputs)
@@ -261,5 +253,5 @@ def build_image(compiled, img_path, target: dict, sample_inputs, layout: str | N
         device = {"image_format": IMAGE_FORMAT, "versions": tool_versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
                   "device": {**{k: v for k, v in target.items() if k not in ("board", "user_device_descriptor")},
                              "user_device_descriptor": user_member},
-                  "device_descriptor": DESCRIPTOR, "training": False, "models": [entry]}
+                  "device_descriptor": DESCRIPTOR, "training": False, "models": [entry], **(metadata or {})}
         return write_archive(img_path, members, device)

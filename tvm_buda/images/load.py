@@ -8,14 +8,15 @@ arrays, so loading never imports TensorFlow or JAX.
 
 from __future__ import annotations
 
+from pathlib import Path
 
 from buda_runtime_sim.config import CompilerConfig
 from buda_runtime_sim.runtime import image_state, image_tensors
 from buda_runtime_sim.runtime.images import ImageError
 from codegen import GeneratedFiles, read_graph
+from codegen.artifacts import read_params
 
-from ..cache.store import module_weight_sources
-from ..device_runtime import DeviceSubgraph
+from ..device_runtime import DeviceSubgraph, module_weight_sources
 from ..frontends.imported import ImportedModel, TensorSpec
 from ..host_library import load_host_library
 from ..partition_summary import PartitionSummary
@@ -35,24 +36,33 @@ def _config(image, entry) -> tuple[CompilerConfig, object]:
     return config, numerics
 
 
-def load_model(image, entry: dict):
-    """The CompiledModel stored in `image` under `entry` (an item of device.json's models)."""
+def load_model(image, entry: dict, config: CompilerConfig | None = None, modules_dir: Path | None = None):
+    """The CompiledModel stored in `image` under `entry` (an item of device.json's models).
+
+    config: the model's CompilerConfig (a cache hit passes the compile's own; by default one is
+    made from the image's numerics and device). modules_dir: run the generated modules in this
+    folder instead of the image's (PYBUDA_RELOAD_GENERATED_MODULES: hand edits), with the folder's
+    weights where it has them; the image's device state, computed by its own code, is then left out."""
     from ..compiled_model import CompiledModel
 
-    config, numerics = _config(image, entry)
+    saved_config, numerics = _config(image, entry)
+    config = config or saved_config
     subgraphs = []
     for sg in entry["subgraphs"]:
         # the params path names no file: the weights come from memory (image.tensors), never from disk
         files = GeneratedFiles(image.member(sg["source"]), image.root / sg["params"], image.member(sg["manifest"]))
+        if modules_dir is not None:
+            files = GeneratedFiles.for_module(modules_dir, sg["module_name"])
         try:
-            values = image_tensors.decode(image.tensors(sg["params"]), sg["tensors"])
+            values = read_params(files) if modules_dir is not None and files.params.is_file() else \
+                image_tensors.decode(image.tensors(sg["params"]), sg["tensors"])
         except ValueError as exc:
             raise ImageError(f"{image.path}: {sg['params']}: {exc}") from None
         sub = DeviceSubgraph(sg["symbol"], files, [tuple(r) for r in sg["arg_roles"]], sg["num_outputs"],
                              preloaded=values)
         # restored once (the arrays are copied out, the buffer freed); a model loaded again from the
         # same image, like an image without state, computes it in its first run
-        if sg.get("state") and image.holds_tensors(sg["state"]):
+        if modules_dir is None and sg.get("state") and image.holds_tensors(sg["state"]):
             try:
                 image_state.restore(sub.module, numerics, image.tensors(sg["state"]), sg.get("state_entries", {}))
             except (KeyError, TypeError, ValueError) as exc:

@@ -1,5 +1,5 @@
 import sys
 
-from . import main
+from perf_analyzer import main
 
 sys.exit(main())

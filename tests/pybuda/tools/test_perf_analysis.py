@@ -15,9 +15,9 @@ import torch
 from textual.widgets import DataTable, Input
 
 from buda_runtime_sim.perf import PlacementConfig, estimate
-from pybuda.tools.perf_analysis import PerfData, main
-from pybuda.tools.perf_analysis.app import PerfAnalyzerApp
-from pybuda.tools.perf_analysis.screens import EpochScreen, HelpScreen, SummaryScreen
+from perf_analyzer import PerfData, main
+from perf_analyzer.app import PerfAnalyzerApp
+from perf_analyzer.screens import EpochScreen, HelpScreen, SummaryScreen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from torch_op_graph import op_graph_from_torch  # noqa: E402

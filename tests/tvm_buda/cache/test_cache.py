@@ -1,6 +1,7 @@
 """The TVM cache: warm starts skip tracing and TVM; keys miss when anything that matters changes;
 bad entries are rebuilt with a warning; no pickle anywhere."""
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,9 @@ import tvm_buda
 from tests.helpers import assert_matches_golden
 from tests.models import golden
 from tvm_buda.demo_models import mlp
+
+from .entry_files import entries as _entries
+from .entry_files import member_names, members, rewrite_member
 
 PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 
@@ -22,11 +26,6 @@ def cache_on(monkeypatch):
 def _model_and_input(seed=0):
     torch.manual_seed(seed)
     return mlp(), torch.randn(8, 64)
-
-
-def _entries():
-    root = Path("generated_modules/tvm_cache")
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
 
 
 def _forbid_tracing_and_tvm(monkeypatch):
@@ -90,32 +89,52 @@ def test_cache_off_by_default_stores_nothing():
     assert compiled.cache_key is None and _entries() == []
 
 
+def _count_builds(monkeypatch) -> list:
+    import tvm
+
+    builds, compile_fn = [], tvm.compile
+    monkeypatch.setattr(tvm, "compile", lambda *a, **k: builds.append(1) or compile_fn(*a, **k))
+    return builds
+
+
 def test_minus_one_clears_then_stores(monkeypatch):
     model, x = _model_and_input()
     monkeypatch.setenv("PYBUDA_ENABLE_TVM_CACHE", "1")
     tvm_buda.compile_model(model, (x,))
-    (old,) = _entries()
-    host_before = sorted(p.name for p in old.glob("host-*.so"))
+    builds = _count_builds(monkeypatch)
     monkeypatch.setenv("PYBUDA_ENABLE_TVM_CACHE", "-1")
     compiled = tvm_buda.compile_model(model, (x,))
-    (new,) = _entries()
-    assert sorted(p.name for p in new.glob("host-*.so")) != host_before, "entry was not rebuilt"
+    assert builds == [1], "the entry was not rebuilt"
+    assert len(_entries()) == 1
     assert_matches_golden(compiled.run(x), golden(model, x))
+    monkeypatch.setenv("PYBUDA_ENABLE_TVM_CACHE", "1")
+    tvm_buda.compile_model(model, (x,))
+    assert builds == [1], "the rebuilt entry is used"
 
 
-@pytest.mark.parametrize("victim", ["host", "weights.safetensors", "modules/mlp_0.py",
-                                    "modules/mlp_0.safetensors", "modules/mlp_0.json", "manifest.json"])
+def _member(entry, suffix: str) -> str:
+    (name,) = [n for n in member_names(entry) if n.endswith(suffix)]
+    return name
+
+
+@pytest.mark.parametrize("victim", ["host/mlp.so", "host_weights.safetensors", "mlp_0.py", "mlp_0.safetensors",
+                                    "mlp_0.device_state.safetensors", "mlp_0.json", "compile_and_runtime_config.json",
+                                    "device.json", "the archive"])
 def test_corrupted_entry_is_rebuilt_with_a_warning(cache_on, victim):
     model, x = _model_and_input()
     tvm_buda.compile_model(model, (x,), name="mlp")
     (entry,) = _entries()
-    path = next(entry.glob("host-*.so")) if victim == "host" else entry / victim
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2])  # truncated
+    if victim == "the archive":
+        data = entry.read_bytes()
+        entry.write_bytes(data[: len(data) // 2])
+    else:
+        rewrite_member(entry, _member(entry, victim), lambda data: data[: len(data) // 2])  # truncated
     with pytest.warns(RuntimeWarning, match="unusable"):
         compiled = tvm_buda.compile_model(model, (x,), name="mlp")
     assert_matches_golden(compiled.run(x), golden(model, x))
-    tvm_buda.compile_model(model, (x,), name="mlp")  # the rebuilt entry is valid: no warning expected
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # the rebuilt entry is valid: no warning
+        tvm_buda.compile_model(model, (x,), name="mlp")
     assert len(_entries()) == 1
 
 
@@ -123,8 +142,8 @@ def test_edited_entry_source_is_detected(cache_on):
     model, x = _model_and_input()
     tvm_buda.compile_model(model, (x,), name="mlp")
     (entry,) = _entries()
-    source = entry / "modules" / "mlp_0.py"
-    source.write_text(source.read_text().replace("pybuda.op.Relu(", "pybuda.op.Identity("))
+    edit = lambda data: data.replace(b"pybuda.op.Relu(", b"pybuda.op.Tanh(")  # noqa: E731 - same size
+    rewrite_member(entry, _member(entry, "mlp_0.py"), edit)
     with pytest.warns(RuntimeWarning, match="checksum"):
         compiled = tvm_buda.compile_model(model, (x,), name="mlp")
     assert_matches_golden(compiled.run(x), golden(model, x))
@@ -132,9 +151,10 @@ def test_edited_entry_source_is_detected(cache_on):
 
 def test_entry_from_another_version_is_ignored(cache_on, monkeypatch):
     model, x = _model_and_input()
-    tvm_buda.compile_model(model, (x,))
-    monkeypatch.setattr("tvm_buda.cache.store.versions", lambda: {"tvm_buda": "9.9", "apache-tvm": "0.99"})
-    with pytest.warns(RuntimeWarning, match="another version"):
+    with monkeypatch.context() as m:   # written as if by other versions
+        m.setattr("tvm_buda.images.build.tool_versions", lambda: {"tvm-buda": "9.9", "apache-tvm": "0.99"})
+        tvm_buda.compile_model(model, (x,))
+    with pytest.warns(RuntimeWarning, match="other tool versions"):
         compiled = tvm_buda.compile_model(model, (x,))
     assert_matches_golden(compiled.run(x), golden(model, x))
 
@@ -142,26 +162,9 @@ def test_entry_from_another_version_is_ignored(cache_on, monkeypatch):
 def test_no_file_in_the_cache_is_a_pickle(cache_on):
     model, x = _model_and_input()
     tvm_buda.compile_model(model, (x,))
-    files = [p for p in Path("generated_modules").rglob("*") if p.is_file()]
-    assert len(files) >= 8
-    for path in files:
-        assert not path.read_bytes()[:2] in PICKLE_MAGIC, f"{path} looks like a pickle"
-
-
-def test_store_links_the_weights_and_reuses_their_recorded_checksums(cache_on, monkeypatch):
-    # a cold compile with the cache on hashes no generated file again and copies no weights
-    import json
-
-    import codegen
-    from tvm_buda.cache import store
-
-    hashed = []
-    monkeypatch.setattr(store, "sha256", lambda p: hashed.append(Path(p).name) or codegen.sha256(p))
-    model, x = _model_and_input()
-    compiled = tvm_buda.compile_model(model, (x,), name="mlp")
+    files = {str(p): p.read_bytes() for p in Path("generated_modules").rglob("*") if p.is_file()}
     (entry,) = _entries()
-    assert sorted(n for n in hashed if n.startswith("mlp_0")) == ["mlp_0.json"]  # only the small manifest
-    weights = next(p for p in compiled.generated_files if p.suffix == ".safetensors")
-    assert (entry / "modules" / weights.name).stat().st_ino == weights.stat().st_ino
-    checksums = json.loads((entry / "manifest.json").read_text())["checksums"]
-    assert checksums == {name: codegen.sha256(entry / name) for name in checksums}
+    files.update({f"{entry}:{name}": data for name, data in members(entry).items()})
+    assert len(files) >= 12
+    for name, data in files.items():
+        assert data[:2] not in PICKLE_MAGIC, f"{name} looks like a pickle"

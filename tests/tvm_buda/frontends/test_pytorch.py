@@ -128,3 +128,28 @@ def test_importing_a_transformers_encoder_warns_nothing(recwarn):
     program = torch.export.export(model, (torch.randn(1, 32, 768),))
     import_exported_program(program, "bert")
     assert not [w for w in recwarn if issubclass(w.category, FutureWarning)], [str(w.message) for w in recwarn]
+
+
+def test_pooling_window_larger_than_the_map_with_ceil_mode():
+    """EfficientNet's pooler, AvgPool2d(hidden_dim, ceil_mode=True) over a 2x2 map: PyTorch averages
+    what the window covers; the simulator stopped ("kernel_size (320, 320) is larger than the padded input")."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 32, 3, stride=4, padding=1), torch.nn.AvgPool2d(320, ceil_mode=True),
+                                torch.nn.Flatten()).eval()
+    x = torch.randn(1, 3, 8, 8)
+    compiled = tvm_buda.compile_model(model, (x,))
+    assert any("pool" in op for op in compiled.device_ops())
+    with torch.no_grad():
+        assert_outputs_match(compiled.run(x), model(x))
+
+
+def test_cat_skips_one_d_empty_tensors():
+    """torch.cat drops 1-D empty tensors whatever the other inputs' rank (a DynamicCache's empty layer
+    meets the first keys: OPT question answering); TVM's concat wanted one rank."""
+    class AppendToEmpty(torch.nn.Module):
+        def forward(self, x):
+            return torch.cat([torch.empty(0), x * 2, torch.empty(0)], dim=-2) + 1
+
+    x = torch.randn(1, 2, 8, 32)
+    compiled = tvm_buda.compile_model(AppendToEmpty(), (x,))
+    assert_outputs_match(compiled.run(x), AppendToEmpty()(x))
