@@ -24,7 +24,7 @@ from .compact_tensor import CompactTensor, unpadded
 from .constants import TILE_DIM
 from .dataformat import DataFormat
 from .derived_budget import BudgetedCache
-from .device_codecs import encode, encode_exact, wrap_bits
+from .device_codecs import CastCodec, SwappedCodec, encode, encode_exact, wrap_bits
 from .formats import quantize
 from .tensor import Tensor, pad, storage_shape
 
@@ -87,6 +87,22 @@ class StoredTensor(Tensor):
     def swapped(self, dim0: int, dim1: int) -> "StoredTensor":
         """The tensor with dims `dim0` and `dim1` exchanged, sharing these bytes."""
         return StoredTensor(self.codec.swapped(dim0, dim1), self.data_format, self.dtype)
+
+    def laid_out(self) -> "StoredTensor":
+        """This tensor with its bytes in its own C order, for one kept between runs: a swapped view
+        (a weight's transpose) decodes through strided reads, several times slower than the GEMM
+        reading it, so a kept one gets its own bytes once (2 a value for Float16_b). A block-float
+        view whose values the format cannot hold in the new blocks stays a view."""
+        codec = self.codec
+        if isinstance(codec, CastCodec):
+            if codec.array.flags.c_contiguous:
+                return self
+            return StoredTensor(CastCodec(np.ascontiguousarray(codec.array)), self.data_format, self.dtype)
+        if isinstance(codec, SwappedCodec):
+            own = encode_exact(codec.values(), self.data_format)
+            if own is not None:
+                return StoredTensor(own, self.data_format, self.dtype)
+        return self
 
     def __repr__(self) -> str:
         return f"StoredTensor(shape={self.shape}, data_format={self.data_format.name})"
@@ -158,7 +174,9 @@ def _floating(dtype: np.dtype) -> bool:
 def kept(tensor: Tensor) -> Tensor:
     """A result computed from weights only (consteval), as it is kept between runs: held as its
     format's bytes when large and exactly representable, else as it is (made read-only)."""
-    if type(tensor) is not StoredTensor and tensor.dtype == _FLOAT32 and large(tensor.shape) \
+    if type(tensor) is StoredTensor:
+        return tensor.laid_out()
+    if tensor.dtype == _FLOAT32 and large(tensor.shape) \
             and tensor.data_format not in _UNROUNDED:
         codec = encode_exact(np.ascontiguousarray(tensor.logical()), tensor.data_format)
         if codec is not None:
