@@ -5,8 +5,8 @@ Ops whose inputs are all weights are constant-folded (they run once, at compile 
 manipulations (transpose, reshape, ...) take no cores: PyBuda applies them on the edges while
 data moves, so a consumer of a TM reads straight from the op that produced the TM's input.
 Two ops fuse into the op producing their input, as PyBuda's netlists show (perf_data/
-netlist_summary.md): a ReLU (the packer clamps on the way out: the ResNet-50 and MobileNet
-netlists hold no relu op) and a bias add after a matmul or conv (their matmuls take the bias as a
+netlist_summary.md): a ReLU, or a ReLU6 / clip at [0, max] (the packer clamps on the way out:
+the ResNet-50 and MobileNet netlists hold no relu or clip op) and a bias add after a matmul or conv (their matmuls take the bias as a
 third operand). Both only when the producer feeds nothing else.
 """
 
@@ -152,8 +152,8 @@ def _fuses(op: PerfOp, activations: list[str], source: dict, by_name: dict, uses
     """A ReLU, or a bias add after a matmul/conv, whose single activation input only it reads."""
     if len(activations) != 1 or activations[0] not in source or uses.get(activations[0], 0) != 1:
         return False
-    if op.op_type in PACKER_RELU:
-        return True
+    if op.op_type in PACKER_RELU or (op.op_type == "Clip" and op.attrs.get("min") == 0):
+        return True       # a clip at [0, max] is ReLU6 as torch.export writes it (hardtanh): the packer's relu
     if op.op_type != "Add" or len(op.inputs) != 2 or len(op.input_shapes) != 2:
         return False
     bias = op.input_shapes[1 - op.inputs.index(activations[0])]

@@ -194,6 +194,20 @@ def test_relu_and_bias_fuse_into_the_matmul_before_them():
     assert estimate(OpGraph(forked, {"w", "b"})).op("act").kind == "sfpu"
 
 
+def test_a_clip_from_zero_fuses_as_relu6_does():
+    # torch.export writes ReLU6 (hardtanh) as a clip at [0, 6]; MobileNet netlists hold no clip op.
+    def graph(act):
+        return OpGraph([PerfOp("mm", "Matmul", ((64, 128), (128, 96)), (64, 96), ("x", "w")), act,
+                        PerfOp("out", "Gelu", ((64, 96),), (64, 96), ("act",))], {"w"})
+
+    relu6 = estimate(graph(PerfOp("act", "Relu6", ((64, 96),), (64, 96), ("mm",))))
+    clip = estimate(graph(PerfOp("act", "Clip", ((64, 96),), (64, 96), ("mm",), attrs={"min": 0.0, "max": 6.0})))
+    assert clip.op("act").kind == relu6.op("act").kind == "fused"
+    assert clip.samples_per_second == relu6.samples_per_second
+    shifted = PerfOp("act", "Clip", ((64, 96),), (64, 96), ("mm",), attrs={"min": -1.0, "max": 6.0})
+    assert estimate(graph(shifted)).op("act").kind != "fused"           # not a relu: the op keeps its cores
+
+
 def test_idle_cores_of_an_epoch_go_to_its_slowest_op():
     # A plan with every op on one core leaves most of the epoch idle; filling gives the slowest
     # ops bigger grids while the epoch still fits the chip, and never costs more.
