@@ -49,7 +49,7 @@ def run(spec: JobSpec, workdir: Path) -> dict:
     """The job's measurements; never raises for a model's own failure (that is an ERROR row)."""
     from buda_runtime_sim.verify import compare
 
-    from ..compiled_model import compile_model
+    from ..model_compiler import compile_model
     from .models import load
 
     result: dict = {"stage": "build"}

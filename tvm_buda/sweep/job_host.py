@@ -73,6 +73,19 @@ def _run_one(request: dict, home: str, between_jobs: int) -> dict:
         os.dup2(between_jobs, 2)
 
 
+def _run_one_or_error(request: dict, home: str, between_jobs: int) -> dict:
+    """A failure of the sweep's own code around a job (a broken import, an unreadable spec) is an
+    ERROR row saying so, for every job alike, not a dead process reported as CRASH."""
+    try:
+        return _run_one(request, home, between_jobs)
+    except Exception as exc:  # noqa: BLE001 - the reply must come, whatever failed
+        import traceback
+
+        traceback.print_exc()   # between jobs: the job process's own output
+        line = (str(exc).strip().splitlines() or [""])[0][:300]
+        return {"stage": "sweep", "status": "ERROR", "error": f"tvm-buda sweep failed: {type(exc).__name__}: {line}"}
+
+
 def main(argv: list[str]) -> int:
     reply_fd, parent = int(argv[0]), int(argv[1])
     _die_with_parent(parent)
@@ -88,7 +101,7 @@ def main(argv: list[str]) -> int:
         reply.write(json.dumps({"ready": os.getpid()}) + "\n")
         for line in sys.stdin:
             if line.strip():
-                reply.write(json.dumps(_run_one(json.loads(line), home, between_jobs)) + "\n")
+                reply.write(json.dumps(_run_one_or_error(json.loads(line), home, between_jobs)) + "\n")
     return 0
 
 

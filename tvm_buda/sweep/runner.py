@@ -79,9 +79,9 @@ class JobHost:
             how = f"killed by {signal.Signals(-code).name}"
         else:
             how = f"exited with code {code}"
-            self._startup_log.seek(0)
+            self._startup_log.seek(0)   # its output outside jobs: a Python error's last line, if any
             lines = self._startup_log.read().decode(errors="replace").strip().splitlines()
-            if doing == "starting" and lines:
+            if lines:
                 how += f": {lines[-1][:300]}"
         return HostDied(f"job process {how} while {doing}")
 
