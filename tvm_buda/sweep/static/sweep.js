@@ -162,7 +162,7 @@ function drawAccuracy(rows) {
   const nines = r => (typeof r.pcc === "number" ? -Math.log10(Math.max(1 - r.pcc, 1e-7)) : null);
   const seen = new Set(data.rows.map(r => r.fidelity));
   const cats = FIDELITY_ORDER.filter(f => seen.has(f)).concat([...seen].filter(f => !FIDELITY_ORDER.includes(f)));
-  const ticks = [[0, "≤0"], [1, "0.9"], [2, "0.99"], [3, "0.999"], [4, "0.9999"], [5, "0.99999"], [6, "1-1e-6"],
+  const ticks = [[0, "≤0"], [1, "0.9"], [2, "0.99"], [3, "0.999"], [4, "0.9999"], [5, "0.99999"], [6, "0.999999"],
                  [7, "1"]];
   stripPlot(document.getElementById("plot-accuracy"), rows, "fidelity", cats, nines, ticks, "PCC", 2);
 }
