@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import inspect
 
+# Architectures whose cached step compiles but gives wrong logits on the device: refused rather than wrong.
+# Falcon (multi-query, one key/value head): 0 of 16 tokens at Float32/HiFi4 while the same step run eagerly
+# gives eager generate's tokens; not yet traced to the op that differs.
+WRONG_ON_DEVICE = {"FalconForCausalLM": "its multi-query cached step gives wrong logits on the device (a known "
+                                        "bug, not yet traced to the op)"}
+
 
 def static_cache_blocker(model) -> str | None:
     """A short reason this model cannot generate with a static KV cache on the device, or None."""
@@ -19,6 +25,8 @@ def static_cache_blocker(model) -> str | None:
     if not getattr(type(model), "_can_compile_fullgraph", False):
         return ("transformers does not mark it static-cache ready (_can_compile_fullgraph=False: its attention "
                 "depends on the cache's run-time length)")
+    if type(model).__name__ in WRONG_ON_DEVICE:
+        return WRONG_ON_DEVICE[type(model).__name__]
     params = inspect.signature(type(model).forward).parameters
     if "cache" not in params and "past_key_values" not in params:
         return "its forward takes no cache"
