@@ -11,6 +11,7 @@ from buda_runtime_sim.config import CompilerConfig  # noqa: E402
 
 from . import target  # noqa: E402,F401  (registration side effects)
 from . import images  # noqa: E402,F401  (installs the TT device image hooks)
+from . import sweep  # noqa: E402,F401  (tvm_buda.sweep(...): the module is callable; Dask loads only when it runs)
 from .build import build  # noqa: E402
 from .compiled_model import CompiledModel, set_training_perf  # noqa: E402
 from .model_compiler import compile_model  # noqa: E402
@@ -22,4 +23,4 @@ set_training_perf(training_perf_report_for)   # CompiledModel.perf_report(traini
 
 __all__ = ["CompiledModel", "CompilerConfig", "DataFormat", "FrameworkNotInstalled", "JaxModule", "MalformedModelFile",
            "MathFidelity", "ModelImportError", "OnnxModule", "PyTorchModule", "TFGraphDefModule", "TFLiteModule",
-           "TFModule", "build", "compile_model", "__version__"]
+           "TFModule", "build", "compile_model", "sweep", "__version__"]
