@@ -1,105 +1,159 @@
-"""Greedy GPT-2 decoding: the perf model's time per token on a board vs PyTorch eager per token.
+"""Generation of a Llama on the simulated device (KV cache on the device) beside eager `model.generate` with
+its own cache, same torch threads; and the perf model's shapes-only estimate for Llama-3.1-8B.
 
-    python benchmarks/generation.py [--layers L] [--embd E] [--heads H] [--vocab V] [--prompt P]
-                                    [--cache C] [--tokens N] [--rounds R] [--board wh_n150] [--gpt2-small]
-                                    [--init 0.2] [--fp32]
+    python benchmarks/generation.py [--tinyllama] [--tokens 64] [--long 256] [--threads 1] [--no-cache]
+    python benchmarks/generation.py --llama8b
 
-Random weights from a GPT2Config (--gpt2-small: GPT-2 small's shape, 12 x 768, vocab 50257). The
-device side is tvm_buda.generation.GPT2Generator (prefill + decode compiled once each, KV cache
-held by the TTDevice); PyTorch runs `model.generate(do_sample=False)` with its own KV cache.
-Rounds alternate between the two so machine load hits both alike; medians are reported. Printed:
-the perf model's predicted time per token (what the board would take), PyTorch eager's measured
-time per token on this CPU, the simulator's own wall time per token (how long simulating takes),
-token agreement with PyTorch and the share of ops on the device. --gpt2-small compiles in ~25 s
-and peaks near 4 GB of RSS (weights held by torch, both compiled programs and the simulator).
+Default: a tiny random Llama (2 x 64, vocab 256). --tinyllama: TinyLlama-1.1B's shape (22 x 2048,
+32 heads / 4 kv heads, vocab 32000) with random weights (~5-9 GB of RSS; run it rarely). Printed for
+both the device path (tvm_buda.generation through pybuda.transformers.run_forward_on_device; compile
+excluded) and eager: time to first token (a prefill), decode time per token over --tokens new tokens,
+and the decode time per token at 16 and --long new tokens (does it grow with the sequence?). The
+device times are the simulator's wall time on this CPU; --no-cache runs the device without a KV
+cache (the whole padded sequence per token: the path every LM but GPT-2 took before). --llama8b:
+tokens/s and time to first token for Llama-3.1-8B on wh_n150 and wh_n300 at batch 1 and 32, from the
+perf model on a meta-device trace (no weights allocated), beside Tenstorrent's published figure.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED_N150_BATCH32 = 21.0   # tokens/s per user, Llama-3.1-8B on n150 at batch 32 (Tenstorrent's current stack)
+
+
+def _llama_config(tinyllama: bool):
+    from transformers import LlamaConfig
+
+    if tinyllama:
+        return LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
+                           num_attention_heads=32, num_key_value_heads=4, max_position_embeddings=2048,
+                           initializer_range=0.02, pad_token_id=0, bos_token_id=1, eos_token_id=None)
+    return LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+                       initializer_range=0.2, pad_token_id=0, bos_token_id=1, eos_token_id=None)
+
+
+def _timed_generate(model, prompt, new_tokens: int) -> tuple[float, object]:
+    import torch
+
+    start = time.perf_counter()
+    with torch.no_grad():
+        out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=new_tokens,
+                             do_sample=False)
+    return time.perf_counter() - start, out
+
+
+def _profile(model, prompt, tokens: int, long: int) -> dict:
+    """Time to first token, decode s/token over `tokens`, and at 16 and `long` new tokens."""
+    first, _ = _timed_generate(model, prompt, 1)
+    figures = {"ttft": first}
+    for n in sorted({tokens, 16, long}):
+        total, out = _timed_generate(model, prompt, n)
+        figures[n] = ((total - first) / (n - 1), out)
+    return figures
+
+
+def run_device_vs_eager(args) -> None:
+    import torch
+    from transformers import LlamaForCausalLM
+
+    import pybuda
+    from pybuda.transformers.pipeline import run_forward_on_device
+
+    torch.set_num_threads(args.threads)
+    pybuda.set_configuration_options(device_config="wh_n150")
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(_llama_config(args.tinyllama)).eval()
+    prompt = torch.randint(3, model.config.vocab_size, (1, 8))
+    eager = _profile(model, prompt, args.tokens, args.long)      # before the device forward is installed
+    if args.no_cache:
+        model.generation_config.use_cache = False
+    start = time.perf_counter()
+    run_forward_on_device(model)
+    for n in sorted({1, args.tokens, 16, args.long}):           # compile every program the timed calls use
+        _timed_generate(model, prompt, n)
+    compile_seconds = time.perf_counter() - start
+    device = _profile(model, prompt, args.tokens, args.long)
+    shape = "TinyLlama-1.1B shape" if args.tinyllama else "tiny Llama 2 x 64"
+    path = "no KV cache (whole padded sequence per token)" if args.no_cache else "KV cache on the device"
+    print(f"{shape}, random weights, prompt 8, {args.threads} torch thread(s); device: {path}; warm-up "
+          f"(compiles) {compile_seconds:.1f} s")
+    print(f"{'':28}{'device (simulated)':>20}{'eager generate':>18}{'ratio':>8}")
+    rows = [("time to first token", device["ttft"], eager["ttft"])]
+    rows += [(f"decode per token, {n} new", device[n][0], eager[n][0]) for n in sorted({args.tokens, 16, args.long})]
+    for label, d, e in rows:
+        print(f"{label:28}{d * 1e3:>17.1f} ms{e * 1e3:>15.2f} ms{d / e:>7.1f}x")
+    n = args.tokens
+    agree = (device[n][1][0, 8:] == eager[n][1][0, 8:]).float().mean().item()
+    print(f"agreement with eager greedy over {n} tokens: {agree:.0%} (default formats)")
+    from buda_runtime_sim import bf16_gemm  # (imported where the simulator is)
+
+    print(bf16_gemm.summary())
+
+
+def llama8b_estimate(boards=("wh_n150", "wh_n300"), batches=(1, 32), prompt_len: int = 128,
+                     cache_len: int = 1024) -> list[dict]:
+    """Perf-model figures for Llama-3.1-8B decode and prefill steps traced on the meta device."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.torch_op_graph import op_graph_from_program
+    from buda_runtime_sim.perf import PlacementConfig, estimate
+    from tvm_buda.generation import DecoderStep
+
+    config = LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                         num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=131072,
+                         rope_theta=500000.0)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(config).eval()
+    layout = [((1, 8, 0, 128), (1, 8, 0, 128))] * config.num_hidden_layers
+    rows = []
+    for batch in batches:
+        graphs = {}
+        for kind, step_len in (("prefill", prompt_len), ("decode", 1)):
+            step = DecoderStep(model, batch, step_len, cache_len, layout)
+            sample = tuple(t.to("meta") for t in step.sample_inputs())
+            program = torch.export.export(step, sample)
+            resident = tuple(program.graph_signature.user_inputs[4:])      # the past caches
+            graphs[kind] = op_graph_from_program(program, f"llama8b_{kind}_b{batch}", batch, resident=resident)
+        for board in boards:
+            report = {k: estimate(g, PlacementConfig(device_config=board)) for k, g in graphs.items()}
+            decode = report["decode"].device_seconds + report["decode"].transfer_seconds
+            prefill = report["prefill"].device_seconds + report["prefill"].transfer_seconds
+            rows.append({"board": board, "batch": batch, "tokens_per_s_per_user": 1 / decode,
+                         "tokens_per_s": batch / decode, "ttft_s": prefill})
+    return rows
+
+
+def print_llama8b() -> None:
+    print("Llama-3.1-8B, perf model (shapes only: Bfp8_b, LoFi; prompt 128, cache 1024 slots)")
+    print(f"{'board':10}{'batch':>6}{'tokens/s/user':>15}{'tokens/s':>11}{'time to first token':>22}{'published':>12}")
+    for r in llama8b_estimate():
+        ref = f"{PUBLISHED_N150_BATCH32:.0f} t/s/u" if (r["board"], r["batch"]) == ("wh_n150", 32) else ""
+        print(f"{r['board']:10}{r['batch']:>6}{r['tokens_per_s_per_user']:>15.1f}{r['tokens_per_s']:>11.1f}"
+              f"{r['ttft_s'] * 1e3:>19.1f} ms{ref:>12}")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--embd", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--vocab", type=int, default=8192)
-    parser.add_argument("--prompt", type=int, default=16, help="compiled prompt length (the prompt used is 3/4 of it)")
-    parser.add_argument("--cache", type=int, default=64)
-    parser.add_argument("--tokens", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--board", default="wh_n150")
-    parser.add_argument("--gpt2-small", action="store_true", help="12 layers, n_embd 768, 12 heads, vocab 50257")
-    parser.add_argument("--init", type=float, default=0.2, help="initializer_range of the random weights (0.2: a "
-                        "varied greedy sequence; GPT-2's own 0.02 repeats one token)")
-    parser.add_argument("--fp32", action="store_true", help="Float32 formats and accumulation, HiFi4 (a Wormhole board)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: a loaded machine's thread "
-                        "pool stalls)")
+    parser.add_argument("--tinyllama", action="store_true", help="TinyLlama-1.1B's shape (random weights)")
+    parser.add_argument("--tokens", type=int, default=64, help="new tokens for the decode time per token")
+    parser.add_argument("--long", type=int, default=256, help="the long run of the 16-vs-long comparison")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads, for both (default 1)")
+    parser.add_argument("--no-cache", action="store_true", help="the device without a KV cache (the old path)")
+    parser.add_argument("--llama8b", action="store_true", help="only the perf-model estimate for Llama-3.1-8B")
     args = parser.parse_args(argv)
-    if args.gpt2_small:
-        args.layers, args.embd, args.heads, args.vocab = 12, 768, 12, 50257
     sys.path.insert(0, str(ROOT))
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    import pybuda
-    from tvm_buda.generation import GPT2Generator
-
-    torch.set_num_threads(args.threads)
-    pybuda.set_configuration_options(device_config=args.board)
-    if args.fp32:
-        pybuda.set_configuration_options(default_df_override=pybuda.DataFormat.Float32,
-                                         accumulate_df=pybuda.DataFormat.Float32, math_fidelity=pybuda.MathFidelity.HiFi4)
-    torch.manual_seed(0)
-    config = GPT2Config(vocab_size=args.vocab, n_positions=max(args.cache, 64), n_embd=args.embd, n_layer=args.layers,
-                        n_head=args.heads, initializer_range=args.init, bos_token_id=0, eos_token_id=None, pad_token_id=0)
-    model = GPT2LMHeadModel(config).eval()
-    prompt = torch.randint(1, args.vocab, (1, max(1, 3 * args.prompt // 4)))
-    tokens = min(args.tokens, args.cache - prompt.shape[1] + 1)
-
-    start = time.perf_counter()
-    generator = GPT2Generator(model, prompt_len=args.prompt, cache_len=args.cache)
-    compile_seconds = time.perf_counter() - start
-
-    def eager():
-        with torch.no_grad():
-            return model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=tokens,
-                                  do_sample=False)
-
-    eager_times, sim_times = [], []
-    for _ in range(args.rounds):
-        start = time.perf_counter()
-        golden = eager()
-        eager_times.append((time.perf_counter() - start) / tokens)
-        start = time.perf_counter()
-        out = generator.generate(prompt, tokens)
-        sim_times.append((time.perf_counter() - start) / tokens)
-    n = prompt.shape[1]
-    agreement = (out[0, n:] == golden[0, n:]).float().mean().item()
-    perf = generator.perf(args.board)
-    shares = [c.partition_summary() for c in generator.compiled]
-    print(f"GPT-2 {args.layers} x {args.embd}, vocab {args.vocab}, prompt {n} (padded to {args.prompt}), cache "
-          f"{args.cache}, {tokens} new tokens; compile (prefill + decode) {compile_seconds:.1f} s")
-    print(f"device share: prefill {shares[0].device_fraction:.0%}, decode {shares[1].device_fraction:.0%} of ops "
-          f"(host: {', '.join(sorted(set(generator.compiled[1].cpu_ops())))})")
-    print(f"perf model   {perf}")
-    predicted = perf.seconds_per_token
-    eager_token, sim_token = statistics.median(eager_times), statistics.median(sim_times)
-    print(f"per token    {args.board} (perf model) {predicted * 1e3:.3f} ms | PyTorch eager (this CPU, "
-          f"{args.threads} thread) {eager_token * 1e3:.3f} ms | ratio eager/board {eager_token / predicted:.1f}x")
-    print(f"simulating   {sim_token * 1e3:.1f} ms wall per token ({sim_token / eager_token:.1f}x PyTorch eager)")
-    formats = "Float32/HiFi4" if args.fp32 else "default formats"
-    print(f"agreement    {agreement:.0%} of {tokens} tokens as transformers ({formats})")
-    from buda_runtime_sim import bf16_gemm  # (imported where the simulator is)
-    print(bf16_gemm.summary())
-    pybuda.shutdown()
+    if args.llama8b:
+        print_llama8b()
+    else:
+        run_device_vs_eager(args)
     return 0
 
 

@@ -41,6 +41,13 @@ def _shape(node) -> tuple[int, ...]:
     return tuple(int(d) for d in value.shape) if hasattr(value, "shape") else ()
 
 
+def _produces_tensor(node) -> bool:
+    value = node.meta.get("val")
+    if isinstance(value, (tuple, list)):
+        value = value[0] if value else None
+    return hasattr(value, "shape")
+
+
 def _tensor_args(node) -> list:
     found = []
     for arg in node.args:
@@ -116,6 +123,14 @@ def op_graph_from_torch(model: torch.nn.Module, input_shapes: list[tuple[int, ..
     model = model.to("meta").eval()
     inputs = tuple(torch.empty(s, device="meta") for s in input_shapes)
     program = torch.export.export(model, inputs)
+    return op_graph_from_program(program, name, input_shapes[0][0], data_format, fidelity)
+
+
+def op_graph_from_program(program, name: str, samples_per_run: int, data_format: DataFormat = DataFormat.Bfp8_b,
+                          fidelity: MathFidelity = MathFidelity.LoFi, resident: tuple[str, ...] = ()) -> OpGraph:
+    """The OpGraph of an exported program (traced on the meta device). User inputs named in `resident`
+    stay in device DRAM between runs (a KV cache): no PCIe transfer is charged for them, nor for the
+    last len(resident) outputs (what the device writes into them)."""
     signature = program.graph_signature
     user_inputs = set(signature.user_inputs)
     builder = _Builder(data_format, fidelity)
@@ -123,13 +138,17 @@ def op_graph_from_torch(model: torch.nn.Module, input_shapes: list[tuple[int, ..
     for node in program.graph.nodes:
         if node.op == "placeholder":
             builder.shapes[node.name] = _shape(node)
-            if node.name in user_inputs:
+            if node.name in user_inputs and node.name not in resident:
                 transfers.append(HostTransfer(node.name, "h2d", _shape(node), data_format))
-            else:
+            elif node.name not in user_inputs:
                 builder.weights.add(node.name)
-        elif node.op == "call_function":
+        elif node.op == "call_function" and _produces_tensor(node) and _shape(node):
             builder.add(node)
+        elif node.op == "call_function":   # shape assertions, 0-d scalars: host bookkeeping, no device op
+            builder.shapes[node.name] = _shape(node)
+            builder.weights.add(node.name)
         elif node.op == "output":
-            for out in _tensor_args(node):
+            outputs = _tensor_args(node)
+            for out in outputs[:len(outputs) - len(resident)]:
                 transfers.append(HostTransfer(out.name, "d2h", _shape(out), data_format))
-    return OpGraph(builder.ops, builder.weights, transfers, samples_per_run=input_shapes[0][0], name=name)
+    return OpGraph(builder.ops, builder.weights, transfers, samples_per_run=samples_per_run, name=name)

@@ -131,6 +131,26 @@ def decode_blocks(exponents: np.ndarray, codes: np.ndarray, spec: BfpFormat) -> 
     return np.where(((codes >> w) & 1 == 1) & (values != 0), -values, values)
 
 
+def decode_blocks_fast(exponents: np.ndarray, codes: np.ndarray, spec: BfpFormat) -> np.ndarray:
+    """decode_blocks in float32 (a held weight is decoded on every read): a block whose shared
+    exponent gives a normal power-of-two step is magnitude x step, exact and never below float32's
+    normal range; the other blocks (the `_b` family's inf/NaN exponent, steps under the normal
+    range) go through decode_blocks."""
+    w = spec.magnitude_bits
+    codes = np.asarray(codes, dtype=np.uint8)
+    shared = np.asarray(exponents, dtype=np.int32) + spec.rebias
+    step = (np.clip(shared - (w - 1), 1, 254).astype(np.uint32) << np.uint32(_F32_MANT)).view(np.float32)
+    with np.errstate(over="ignore"):                    # (a 255 exponent's step: redone below)
+        values = np.multiply(np.bitwise_and(codes, np.uint8((1 << w) - 1)), step[..., None], dtype=np.float32)
+    negative = np.bitwise_and(codes, np.uint8(1 << w)).astype(bool)
+    np.logical_and(negative, values != 0, out=negative)
+    np.negative(values, out=values, where=negative)
+    reference = (shared < w) | (shared > 254)
+    if reference.any():
+        values[reference] = decode_blocks(exponents[reference], codes[reference], spec)
+    return values
+
+
 # ---- fast path ---------------------------------------------------------------------------------
 # The fast path walks the data in cache-sized chunks: the pairwise max over strided views and the
 # per-block constants expanded with np.repeat are only cheap while a chunk sits in L2.

@@ -52,6 +52,12 @@ BF16_GEMM = EnvVar(
     "reads it when it starts",
 )
 
+SLICE_CACHE_MB = EnvVar(
+    "TVM_BUDA_SLICE_CACHE_MB", "256",
+    "megabytes the fidelity slices of large weights (held as their device bytes) may keep between calls, "
+    "process-wide; past it they are cut again on each call (buda_runtime_sim/derived_budget.py)",
+)
+
 CPU_BF16 = EnvVar(
     "TVM_BUDA_CPU_BF16", "auto",
     "auto: ask the CPU whether it has bfloat16 instructions (AVX512-BF16/AMX for TVM_BUDA_BF16_GEMM=auto, "
@@ -85,8 +91,8 @@ CHECK_FINITE = EnvVar(
 REPORTIFY = EnvVar("PYBUDA_REPORTIFY", "0", "1: write a Reportify web report of every compile (docs/tools.md)")
 REPORTIFY_DIR = EnvVar("PYBUDA_REPORTIFY_DIR", "reportify", "folder the Reportify web report is written to")
 
-REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, CHECK_FINITE, REPORTIFY, REPORTIFY_DIR,
-            TTI_BACKEND_FORMAT, TTI_BACKEND_TILIZED_FORMAT, N300_DATA_PARALLEL)
+REGISTRY = (ENABLE_TVM_CACHE, RELOAD_GENERATED_MODULES, AMP_LIGHT, AMP_LEVEL, SLICE_CACHE_MB, CHECK_FINITE, REPORTIFY,
+            REPORTIFY_DIR, TTI_BACKEND_FORMAT, TTI_BACKEND_TILIZED_FORMAT, N300_DATA_PARALLEL)
 
 
 def describe() -> str:

@@ -7,6 +7,7 @@ import zlib
 import numpy as np
 
 from .dataformat import DataFormat
+from .stored_tensor import from_value, stored_bytes
 from .tensor import Tensor, _to_numpy
 
 # How Module.run executes a module alone; installed by buda_runtime_sim.runtime (which depends on
@@ -72,14 +73,16 @@ class Parameter:
         tensor = self._device_copies.get(key)
         if tensor is None:
             value = self.value() if layout is None else layout(self.value())
-            tensor = Tensor.from_array(value, df)
-            tensor.padded.flags.writeable = False  # shared by every run: kernels may cache derived data
+            # read-only, shared by every run (kernels may cache derived data); a large one is held
+            # as its format's bytes (stored_tensor.py)
+            tensor = from_value(value, df)
             self._device_copies[key] = tensor
         return tensor
 
     def device_bytes(self) -> int:
-        """Bytes of every copy the device holds (tile-padded storage, float32 in the simulator)."""
-        return sum(t.padded.nbytes for t in self._device_copies.values())
+        """Bytes of every copy the device holds (a large one as its format's bytes, others as
+        tile-padded float32 storage)."""
+        return sum(stored_bytes(t) for t in self._device_copies.values())
 
     def __repr__(self) -> str:
         return f"Parameter({self._name}, shape={self.shape})"

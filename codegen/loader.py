@@ -7,6 +7,7 @@ refuse or re-import instead of silently running different code.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import itertools
 import os
@@ -15,17 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .artifacts import GeneratedFiles, read_manifest, read_params, sha256
+from .liveness import with_frees
 
 _counter = itertools.count()
 
 
 def import_source(path: Path, text: bytes | None = None):
-    """Execute a generated module's source (`text`, else the file) as a fresh module object."""
+    """Execute a generated module's source (`text`, else the file) as a fresh module object, its
+    forward() freeing each value after its last use (liveness.py; the file is not changed)."""
     path = Path(path)
     text = path.read_bytes() if text is None else text
     module = types.ModuleType(f"_tvm_buda_generated.{path.stem}_{next(_counter)}")
     module.__file__ = str(path)
-    exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - our own generated code
+    tree = with_frees(ast.parse(text, str(path)))
+    exec(compile(tree, str(path), "exec"), module.__dict__)  # noqa: S102 - our own generated code
     return module
 
 

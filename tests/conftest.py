@@ -21,3 +21,6 @@ def pytest_addoption(parser):
     parser.addoption("--conformance-all", action="store_true", default=False,
                      help="run every conformance case (tests/conformance), not just the default subset; "
                           "the same as TVM_BUDA_CONFORMANCE=all")
+    parser.addoption("--generation-all", action="store_true", default=False,
+                     help="generate with every causal-LM architecture on the device (tests/tvm_buda/generation), "
+                          "not just a few; the same as TVM_BUDA_GENERATION=all")

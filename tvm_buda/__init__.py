@@ -12,6 +12,7 @@ from buda_runtime_sim import DataFormat, MathFidelity  # noqa: E402
 from buda_runtime_sim.config import CompilerConfig  # noqa: E402
 
 from . import images  # noqa: E402,F401  (installs the TT device image hooks)
+from . import sweep  # noqa: E402,F401  (tvm_buda.sweep(...): the module is callable; Dask loads only when it runs)
 from .compiled_model import CompiledModel, set_training_perf  # noqa: E402
 from .model_compiler import compile_model  # noqa: E402
 from .explain_model import explain  # noqa: E402
@@ -40,4 +41,4 @@ register_with_tvm()
 
 __all__ = ["CompiledModel", "CompilerConfig", "DataFormat", "FrameworkNotInstalled", "JaxModule", "MalformedModelFile",
            "MathFidelity", "ModelImportError", "OnnxModule", "PyTorchModule", "TFGraphDefModule", "TFLiteModule",
-           "TFModule", "build", "compile_model", "explain", "__version__"]
+           "TFModule", "build", "compile_model", "explain", "sweep", "__version__"]

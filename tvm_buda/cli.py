@@ -227,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_image_commands(sub, _add_model_arguments)
 
+    from .cli_sweep import add_sweep_command
+
+    add_sweep_command(sub)
+
     cache = sub.add_parser("cache", help="inspect and clear the TVM cache (PYBUDA_ENABLE_TVM_CACHE)")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
     for name, func, helptext in (("list", _cache_list, "list cache entries"),

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..constants import TILE_DIM
 from ..dataformat import DataFormat
+from ..stored_tensor import StoredTensor
 from ..tensor import Tensor, plain_ints
 from .common import OpArgumentError, axis, moved, result
 from .registry import kernel
@@ -26,6 +27,8 @@ def transpose(inputs, attrs, numerics):
         dim0, dim1 = sorted((dim0 % ndim, dim1 % ndim))   # what axis() gives, without its frames
     else:
         dim0, dim1 = sorted(axis(attrs[name], ndim, name) for name in ("dim0", "dim1"))
+    if type(a) is StoredTensor:      # a weight held as its device bytes: the same bytes, dims swapped
+        return a.swapped(dim0, dim1)
     if dim0 == ndim - 2 and dim1 == ndim - 1:  # a tile transpose: padding moves with the data
         shape = a.shape[:-2] + (a.shape[-1], a.shape[-2])
         padded = a.padded

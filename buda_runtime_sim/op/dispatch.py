@@ -12,6 +12,7 @@ import numpy as np
 from .. import context
 from ..module import Constant, Module, Parameter
 from ..kernels import KERNELS, OpArgumentError, get_kernel
+from ..stored_tensor import kept
 from ..tensor import Tensor, plain_ints
 
 
@@ -82,9 +83,8 @@ def _run_converting(ctx, op_type: str, name: str, inputs: list, layouts, attrs: 
             result = kernel(tensors, attrs, numerics)
         except OpArgumentError as exc:
             raise exc.naming(f"{op_type} {name!r}") from None
-        if cache is not None:
-            result.padded.flags.writeable = False
-            cache[key] = result
+        if cache is not None:           # kept between runs: as its format's bytes where large
+            result = cache[key] = kept(result)
     if ctx.record_trace or name in ctx.save_intermediates or context.open_ledgers:
         _report(ctx, op_type, name, tensors, result, numerics, attrs, inputs)
     return result

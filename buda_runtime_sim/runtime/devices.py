@@ -156,7 +156,7 @@ class TTDevice(Device):
         self.fp32_fallback = DataFormat.parse(fp32_fallback)
         self.optimizer, self.scheduler = optimizer, scheduler  # used when training (runtime.training)
         # CompilerConfig fields this device sets for its own compiles, over the global config: a
-        # library placing programs (GPT2Generator's cache links) must not touch the user's config.
+        # library placing programs (TTDeviceDecoder's cache links) must not touch the user's config.
         self.config_overrides: dict = {}
         self.compiled: dict[int, object] = {}  # id(module) -> CompiledModel
         self.name = name

@@ -99,9 +99,11 @@ class PastCache:
                                  f"{compiled.name} was compiled for {shape}; compile every program with one cache length")
         return names
 
-    def step(self, compiled, run, pushed, slot, token_position, tokens_per_iter: int) -> list[np.ndarray]:
+    def step(self, compiled, run, pushed, slot, token_position, tokens_per_iter: int,
+             start: int | None = None) -> list[np.ndarray]:
         """run(all inputs) -> outputs of `compiled`; the linked outputs are written into the buffers
-        at the step's slot, the others returned."""
+        at the step's slot (or from position `start`, when given: a step of T tokens need not start
+        at a multiple of T), the others returned."""
         cached = self.bind(compiled)
         names = _input_names(compiled)
         if not cached:
@@ -117,7 +119,7 @@ class PastCache:
         outputs = [_to_numpy(o) for o in run(values)]
         links = _output_links(compiled, outputs, self.buffers)
         for name, index in links.items():
-            _write(self.owner, name, self.buffers[name], outputs[index], slot, token_position, tokens_per_iter)
+            _write(self.owner, name, self.buffers[name], outputs[index], slot, token_position, tokens_per_iter, start)
         linked = set(links.values())
         return [o for i, o in enumerate(outputs) if i not in linked]
 
@@ -196,7 +198,7 @@ def run_step(device, pushed, slot, token_position, tokens_per_iter: int):
     return device_cache(device).step(compiled, device.run_modules, pushed, slot, token_position, tokens_per_iter)
 
 
-def _write(owner, name, buffer, new, slot, token_position, tokens_per_iter) -> None:
+def _write(owner, name, buffer, new, slot, token_position, tokens_per_iter, start=None) -> None:
     new = np.asarray(new)
     if new.shape == buffer.shape:
         if (slot or 0) != 0 or (token_position or 0) != 0:
@@ -214,9 +216,10 @@ def _write(owner, name, buffer, new, slot, token_position, tokens_per_iter) -> N
             raise ValueError(f"{owner}: tokens_per_iter={tokens_per_iter}, but each step of this program writes "
                              f"{step} position(s) of {name}; pass tokens_per_iter={step}")
         slot = token_position // step
-    start, length = slot * step, buffer.shape[axis]
+    where = f"write_index {slot}" if start is None else f"position {start}"
+    start, length = slot * step if start is None else start, buffer.shape[axis]
     if start + step > length:
-        raise ValueError(f"{owner}: write_index {slot} writes positions [{start}, {start + step}) of past cache "
+        raise ValueError(f"{owner}: {where} writes positions [{start}, {start + step}) of past cache "
                          f"{name}, which holds {length}; compile with a longer cache or start a new sequence")
     index = [slice(None)] * buffer.ndim
     index[axis] = slice(start, start + step)

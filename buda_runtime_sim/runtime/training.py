@@ -222,6 +222,7 @@ def run_backward(input_count: int = 1, zero_grad: bool = False) -> None:
             if grads is None:  # the loss: d loss / d loss = 1
                 grads = (np.ones((), dtype=np.float32),)
             grads = trainer.backward(record, grads)[:n_inputs]
+            records[k] = record = None      # its saved activations are consumed: freed now, not after every stage
             if not grads or all(g is None for g in grads):
                 break
             j = stage[id(trainer.device)]

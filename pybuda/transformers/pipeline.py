@@ -12,9 +12,9 @@ PyBuda; every call of the model's forward runs the compiled model on the simulat
 model is compiled once per input signature (names, shapes, dtypes). For causal language models
 (text generation) the inputs are padded on the right to a fixed length, so the growing sequence
 of a generation loop reuses one compiled model; causal attention keeps the real positions exact,
-and the padded positions are cut from the outputs. Generation runs without a KV cache
-(`use_cache=False`), as the PyBuda demos configure it, except greedy batch-1 GPT-2 calls, which
-run a prefill and a decode program with a KV cache (cached_generation.py).
+and the padded positions are cut from the outputs. Causal LMs that can take a static KV cache
+generate with it on the device (tvm_buda.generation); the others without a cache (`use_cache=False`).
+A text-generation call decodes greedily unless it asks to sample (text_generation.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 
 # forward arguments that carry no tensor for the device (dropped; the model recomputes or ignores them)
-_HOST_ONLY = frozenset({"past_key_values", "cache_position", "use_cache", "return_dict", "output_attentions",
+_HOST_ONLY = frozenset({"cache", "past_key_values", "cache_position", "use_cache", "return_dict", "output_attentions",
                         "output_hidden_states", "logits_to_keep", "labels"})
 
 
@@ -49,6 +49,10 @@ def pipeline(task: str | None = None, model=None, tokenizer=None, *args, pad_to:
         return QuestionAnsweringPipeline(run_forward_on_device(model, pad_to=pad_to), tokenizer, **kwargs)
     pipe = transformers.pipeline(task, *args, model=model, tokenizer=tokenizer, **kwargs)
     run_forward_on_device(pipe.model, pad_to=pad_to)
+    if getattr(pipe, "task", task) == "text-generation":
+        from .text_generation import greedy_unless_asked
+
+        greedy_unless_asked(pipe)
     return pipe
 
 
@@ -68,7 +72,14 @@ def _has_task(task: str) -> bool:
 
 
 def run_forward_on_device(model, pad_to: int | None = None):
-    """Replace `model.forward` (on this instance) by one that runs the model on the simulated device."""
+    """Replace `model.forward` (on this instance) by one that runs the model on the simulated device.
+
+    A causal LM that can take a static KV cache generates through tvm_buda.generation.CachedDecoder (a
+    prefill and a decode program, the cache on the device); calls without that cache, and the models
+    that cannot take one (a one-line notice says why), run the padded whole sequence each call. An
+    encoder-decoder runs its encoder once and its decoder steps against caches on the device
+    (tvm_buda.generation.seq2seq).
+    """
     if getattr(model.forward, "runs_on_device", False):
         return model
     if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder") \
@@ -76,14 +87,15 @@ def run_forward_on_device(model, pad_to: int | None = None):
         from tvm_buda.generation.seq2seq import on_device
 
         return on_device(model, cache_len=pad_to)
+    device_forward = _DeviceForward(model, pad_to)
+    if device_forward.causal:
+        from tvm_buda.generation import CachedDecoder
+
+        if CachedDecoder.install(model, fallback=device_forward) is not None:
+            return model
     if getattr(model, "generation_config", None) is not None:
         model.generation_config.use_cache = False
-    device_forward = _DeviceForward(model, pad_to)
     model.forward = device_forward
-    if device_forward.causal:  # greedy batch-1 GPT-2 calls decode with a KV cache (cached_generation.py)
-        from .cached_generation import use_cached_generate
-
-        use_cached_generate(model, device_forward.pad_to)
     return model
 
 
@@ -105,7 +117,8 @@ class _DeviceForward:
         import torch
 
         bound = self.signature.bind_partial(*args, **kwargs).arguments
-        if bound.get("past_key_values") not in (None, ()) and _cache_length(bound["past_key_values"]):
+        cache = bound.get("cache", bound.get("past_key_values"))
+        if cache not in (None, ()) and _cache_length(cache):
             raise NotImplementedError("pybuda.transformers.pipeline runs without a KV cache; generate with "
                                       "use_cache=False (the pipeline sets it in the model's generation_config)")
         extra = bound.pop("kwargs", {}) or {}

@@ -33,7 +33,7 @@ def run_gpt2_text_generation():
     text_generator = pybuda_pipeline("text-generation", model=model, tokenizer=tokenizer)
     answer = text_generator(prefix_text, max_length=12, num_beams=2, num_return_sequences=2,
                             pad_token_id=tokenizer.pad_token_id, no_repeat_ngram_size=2)
-    compiled_for_generation = len(model.forward.compiled)
+    compiled_for_generation = len(model.forward.fallback.compiled)   # use_cache=False: the full-sequence path
     print(f"Prefix text: {prefix_text}")
     for sequence in answer:
         print(sequence.values())

@@ -56,3 +56,17 @@ def gpt2_style_tokenizer():
     core.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
     return PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
                                    unk_token="[UNK]")
+
+
+def byte_level_bpe_tokenizer():
+    """A GPT-2-style byte-level BPE tokenizer trained on the vocabulary above (about 300 tokens), for what
+    needs real sub-word text: stop strings, streamers."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    core = ByteLevelBPETokenizer()
+    sentences = [" ".join(WORDS[i:i + 7]) for i in range(0, len(WORDS), 3)]
+    core.train_from_iterator(sentences, vocab_size=300, min_frequency=1, special_tokens=["<|endoftext|>"],
+                             show_progress=False)
+    return PreTrainedTokenizerFast(tokenizer_object=core._tokenizer, eos_token="<|endoftext|>",
+                                   pad_token="<|endoftext|>", bos_token="<|endoftext|>")

@@ -5,6 +5,7 @@ and on hand-written cases."""
 import numpy as np
 import pytest
 import torch
+import tvm
 import tvm_ffi
 from tvm import relax
 from tvm.script import ir as I
@@ -118,3 +119,38 @@ def test_distilbert_attention_mask_folds_in_numpy_like_tvm(monkeypatch):
     monkeypatch.setattr(relax.transform, "FoldConstant", recording)
     assert tvm_ffi.structural_equal(FoldConstants()(mod), expected)
     assert sent == []   # nothing left for TVM's pass: an arange of literals is a constant at import
+
+
+def test_a_large_shape_only_fill_stays_a_call_and_the_guard_still_goes(monkeypatch):
+    """The safe-softmax guard's zeros (the attention scores' size, per layer) are not materialised
+    when large (BERT-Large at batch 64: 604 MB each); SimplifySafeSoftmaxGuard replaces the call by
+    a scalar as it does the folded constant, so the device program is the same."""
+    import tvm_buda
+    from relay_passes import fold_constant
+    from relay_passes.safe_softmax_guard import SimplifySafeSoftmaxGuard
+
+    torch.manual_seed(0)
+    model = bert_encoder_hidden(layers=1).eval()
+    x = torch.randn(2, 32, 768)
+    mod = import_model(model, (x,), "bert").mod
+    folded = FoldConstants()(mod)                         # (2 x 12 x 32 x 32 scores: under the limit)
+    assert "R.full_like" not in folded.script()
+    assert (2, 12, 32, 32) in _constants(folded)
+    monkeypatch.setattr(fold_constant, "LARGE_FILL_BYTES", 1024)
+    kept = FoldConstants()(mod)
+    assert "R.full_like(" in kept.script()
+    assert (2, 12, 32, 32) not in _constants(kept)
+    assert "R.full_like(" not in SimplifySafeSoftmaxGuard()(kept).script()
+    compiled = tvm_buda.compile_model(model, (x,), name="bert_large_fill")
+    with torch.no_grad():
+        golden = model(x)
+    got = torch.as_tensor(np.asarray(compiled.run(x)))
+    assert not [op for op in compiled.cpu_ops() if "full_like" in op]
+    assert got.shape == golden.shape and torch.allclose(got, golden, atol=0.1 * float(golden.abs().max()))
+
+
+def _constants(mod) -> list:
+    """Shapes of the tensor constants the calls of `mod`'s main read."""
+    return [tuple(a.ty.shape) for block in mod["main"].body.blocks for b in block.bindings
+            if isinstance(b.value, relax.Call) for a in b.value.args
+            if isinstance(a, tvm.ir.Constant) and isinstance(a.ty, relax.TensorType)]

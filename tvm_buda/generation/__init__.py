@@ -1,7 +1,13 @@
-"""Autoregressive generation recipes: decoder steps with an external KV cache, compiled once each,
-run with TTDevice.generate (runtime: buda_runtime_sim/runtime/generation.py). docs/generation.md."""
+"""Autoregressive generation on the device for transformers causal LMs: a prefill and a decode program per
+model (DecoderStep, compiled once each for their static shapes), the KV cache held by the runtime between
+steps (buda_runtime_sim/runtime/generation.py), transformers' own generate loop on the host.
+docs/generation.md."""
 
-from .decoder import GPT2Generator
-from .gpt2 import GPT2CacheStep, attention_bias
+from .decoder import CachedDecoder, DeviceLMForward
+from .device_cache import DeviceKVCache
+from .step import DecoderStep, cache_layout
+from .support import static_cache_blocker
+from .tt_device import TTDeviceDecoder
 
-__all__ = ["GPT2CacheStep", "GPT2Generator", "attention_bias"]
+__all__ = ["CachedDecoder", "DecoderStep", "DeviceKVCache", "DeviceLMForward", "TTDeviceDecoder", "cache_layout",
+           "static_cache_blocker"]

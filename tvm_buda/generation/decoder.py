@@ -1,112 +1,146 @@
-"""GPT2Generator: greedy decoding of a GPT-2 LM on a TTDevice, the docs/generation.md recipe in one class.
+"""CachedDecoder: transformers' own `generate` for any causal LM, each forward a device program with the KV
+cache kept on the device.
 
-Two programs are placed on one TTDevice: a prefill step over a padded prompt of `prompt_len`
-tokens and a decode step of one token, both against a past cache of `cache_len` positions
-(GPT2CacheStep). Each is compiled once (static shapes). The past keys/values are linked
-(`loopback_outputs`) so the device keeps them between steps and writes each step's new ones at
-its write index; the host sends token ids, positions and the attention bias, and reads logits.
+transformers' generation loop stays on the host (greedy, sampling, beam search, logits processors,
+stopping criteria, streamers: whatever `generate` does), and calls the model's forward once per step.
+`CachedDecoder.install(model, fallback)` gives the model instance
+- a forward (`DeviceLMForward`, with the model's own signature, so generate builds attention masks and
+  position ids as it does for the model) that runs a DecoderStep program on the device: a prefill
+  program for multi-token calls (padded to whole tiles) and a decode program for one token, each
+  compiled once per batch size and cache length;
+- a cache: generate's cache set-up makes a DeviceKVCache sized for the call (prompt + new tokens, in
+  power-of-two buckets) whose key/value buffers the device programs fill.
+Calls without that cache (use_cache=False, a bare forward) go to `fallback`.
 """
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 import torch
 
-from .gpt2 import GPT2CacheStep, attention_bias
+from .device_cache import DeviceKVCache
+from .programs import StepPrograms, run_program
+from .step import cache_layout
+from .step_inputs import cache_length, step_inputs, step_length
+from .support import static_cache_blocker
 
-PREFILL, DECODE = 0, 1  # active-subgraph indices of the two programs
-
-
-class GPT2Generator:
-    def __init__(self, model, prompt_len: int, cache_len: int, device_name: str = "tt0"):
-        import pybuda
-
-        if type(model).__name__ != "GPT2LMHeadModel":
-            raise NotImplementedError(f"GPT2Generator takes a transformers GPT2LMHeadModel, not {type(model).__name__}; "
-                                      "other decoders need their own cache step (see tvm_buda/generation/gpt2.py)")
-        positions = model.config.n_positions
-        if not 0 < prompt_len <= cache_len <= positions:
-            raise ValueError(f"GPT2Generator: need 0 < prompt_len ({prompt_len}) <= cache_len ({cache_len}) <= the "
-                             f"model's n_positions ({positions})")
-        from buda_runtime_sim.runtime.devices import registered_devices
-
-        busy = [d.name for d in registered_devices() if d.active and d.modules]
-        if busy:
-            raise RuntimeError(f"GPT2Generator places its programs on a new TTDevice, but device(s) {busy} already "
-                               "form the pipeline (devices run in creation order); call pybuda.shutdown() first")
-        self.model = model.eval()
-        self.prompt_len, self.cache_len = int(prompt_len), int(cache_len)
-        prefill = GPT2CacheStep(model, cache_len, prompt_len)
-        self.steps = [prefill, GPT2CacheStep(model, cache_len, 1, lm_head_weight=prefill.lm_head_weight)]
-        self.device = pybuda.TTDevice(device_name, module=[
-            pybuda.PyTorchModule("gpt2_prefill", self.steps[PREFILL]),
-            pybuda.PyTorchModule("gpt2_decode", self.steps[DECODE])])
-        # past_i <- output 1+i, for this device's compiles only (the global config stays the user's)
-        self.device.config_overrides["loopback_outputs"] = {f"past_{i}": 1 + i for i in range(2 * prefill.num_layers)}
-        for index, step in enumerate(self.steps):  # compile each program once, past caches in its sample inputs
-            self.device.set_active_subgraph(index)
-            self.output_queue = pybuda.initialize_pipeline(training=False, sample_inputs=step.sample_inputs())
-
-    @property
-    def compiled(self) -> list:
-        """[prefill, decode] CompiledModels."""
-        return [self.device.compiled[id(m)] for m in self.device.modules]
-
-    def generate(self, input_ids: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
-        """Greedy decoding as `model.generate(input_ids, do_sample=False, max_new_tokens=...)`:
-        returns [1, prompt + new] token ids (stops early at the model's eos token)."""
-        return greedy_decode(self._run, input_ids, max_new_tokens, self.prompt_len, self.cache_len,
-                             eos_ids(self.model))
-
-    def _run(self, program: int, inputs: tuple, write_index: int) -> torch.Tensor:
-        self.device.set_active_subgraph(program)
-        self.device.push_to_inputs(inputs)
-        self.device.generate(loop_count=1, write_index=write_index)
-        return self.output_queue.get()[0].to_framework("pytorch")
-
-    def perf(self, device_config: str | None = None):
-        """Tokens/s and time per token from the perf model (tvm_buda.generation.perf), on the
-        device's board unless `device_config` names another."""
-        from .perf import generation_perf
-
-        return generation_perf(*self.compiled, device_config=device_config or self.device.board_name)
+# forward arguments the cached step serves as generate passes them (the others must be unset)
+_SERVED = frozenset({"input_ids", "attention_mask", "position_ids", "cache", "past_key_values", "use_cache",
+                     "logits_to_keep", "return_dict", "kwargs"})
+_OFF = frozenset({"output_attentions", "output_hidden_states", "labels", "inputs_embeds", "token_type_ids"})
 
 
-def greedy_decode(run, input_ids, max_new_tokens: int, prompt_len: int, cache_len: int, eos: set) -> torch.Tensor:
-    """The greedy loop over a prefill and a decode program: run(program, (ids, positions, bias),
-    write_index) runs one step (the program writes its keys/values at write_index) and returns
-    its logits [1, T, vocab]. The prompt is right-padded to prompt_len and fills slot 0 (positions
-    [0, prompt_len)); each decoded token is written at its own position."""
-    n = _check_prompt(input_ids, prompt_len)
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
-            or max_new_tokens < 1 or n + max_new_tokens - 1 > cache_len:
-        raise ValueError(f"max_new_tokens={max_new_tokens}: a {n}-token prompt leaves room for 1 to "
-                         f"{cache_len - n + 1} new tokens in a cache of {cache_len} positions")
-    valid = torch.zeros(cache_len, dtype=torch.bool)
-    ids = torch.zeros((1, prompt_len), dtype=torch.int64)
-    ids[0, :n] = input_ids[0]
-    positions = torch.arange(prompt_len).unsqueeze(0)
-    logits = run(PREFILL, (ids, positions, attention_bias(valid, prompt_len, n)), 0)
-    tokens = [int(logits[0, n - 1].argmax())]
-    valid[:n] = True
-    for position in range(n, n + max_new_tokens - 1):
-        if tokens[-1] in eos:
-            break
-        step = (torch.tensor([[tokens[-1]]]), torch.tensor([[position]]), attention_bias(valid, 1))
-        logits = run(DECODE, step, position)  # one token per step: the slot is its position
-        valid[position] = True
-        tokens.append(int(logits[0, 0].argmax()))
-    return torch.cat([input_ids, torch.tensor([tokens], dtype=input_ids.dtype)], dim=1)
+class CachedDecoder:
+    def __init__(self, model, config=None):
+        reason = static_cache_blocker(model)
+        if reason:
+            raise NotImplementedError(f"{type(model).__name__}: {reason}")
+        self.model = model
+        self.layout = cache_layout(model)
+        self.programs = StepPrograms(model, self.layout, config)
+        self.names = [f"past_{i}" for i in range(2 * len(self.layout))]
+        self.steps = 0          # forward calls served with the device cache
+
+    @classmethod
+    def install(cls, model, fallback, config=None) -> "CachedDecoder | None":
+        """Generation of `model` through the device with its KV cache; None (after a one-line notice) when
+        the architecture cannot take a static cache, leaving the model as it was."""
+        try:
+            decoder = cls(model, config)
+        except NotImplementedError as exc:
+            warnings.warn(f"no KV cache on the device for {exc}; generation re-runs the whole sequence for every token",
+                          stacklevel=2)
+            return None
+        return decoder.attach(fallback)
+
+    def attach(self, fallback) -> "CachedDecoder":
+        """Give the model instance the device forward and the device cache set-up of generate."""
+        self.model.forward = DeviceLMForward(self.model, self, fallback)
+        self.model._prepare_cache_for_generation = _CacheSetUp(self.model, self)
+        return self
+
+    def new_cache(self, batch: int, tokens: int, store=None) -> DeviceKVCache:
+        """A cache for `batch` sequences of up to `tokens` tokens (buffers in `store`, a PastCache: a new
+        one unless given)."""
+        if store is None:
+            from buda_runtime_sim.runtime.generation import PastCache
+
+            store = PastCache(f"{type(self.model).__name__} generate")
+        return DeviceKVCache(store, self.names, batch, cache_length(tokens), len(self.layout))
+
+    def step(self, cache: DeviceKVCache, input_ids, attention_mask=None, position_ids=None) -> torch.Tensor:
+        """Logits [B, T, vocab] of T new tokens; their keys/values go into `cache` on the device."""
+        batch, tokens = input_ids.shape
+        if batch != cache.batch:
+            raise ValueError(f"{batch} sequences, but the device cache was made for {cache.batch}")
+        start = cache.length
+        if start + tokens > cache.cache_len:
+            raise ValueError(f"{start} + {tokens} tokens do not fit the device cache of {cache.cache_len} slots")
+        step_len = step_length(tokens, start, cache.cache_len)
+        compiled = self.programs.get(batch, step_len, cache.cache_len)
+        inputs = step_inputs(input_ids, attention_mask, position_ids, start, step_len, cache.cache_len)
+        logits = self.run(cache, compiled, inputs, start)
+        cache.advance(tokens)
+        self.steps += 1
+        return logits[:, :tokens]
+
+    def run(self, cache: DeviceKVCache, compiled, inputs: tuple, start: int) -> torch.Tensor:
+        """One program run; the keys/values it writes go to the cache's buffers from slot `start`."""
+        return run_program(cache.store, compiled, inputs, start)
 
 
-def _check_prompt(input_ids, prompt_len: int) -> int:
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.shape[0] != 1:
-        raise ValueError("input_ids must be a [1, n] torch tensor of token ids (batch 1)")
-    n = input_ids.shape[1]
-    if not 0 < n <= prompt_len:
-        raise ValueError(f"the prompt has {n} tokens; this generator was compiled for 1 to {prompt_len}")
-    return n
+class DeviceLMForward:
+    """The forward `generate` calls: with a DeviceKVCache, a device step; otherwise `fallback`."""
+
+    runs_on_device = True
+
+    def __init__(self, model, decoder: CachedDecoder, fallback):
+        self.model, self.decoder, self.fallback = model, decoder, fallback
+        self.signature = inspect.signature(type(model).forward.__get__(model))
+        self.__signature__ = self.signature   # transformers reads what the forward takes from this
+
+    def __call__(self, *args, **kwargs):
+        bound = self.signature.bind_partial(*args, **kwargs).arguments
+        extra = bound.pop("kwargs", {}) or {}
+        named = {**bound, **extra}
+        cache = named.get("cache", named.get("past_key_values"))
+        if not isinstance(cache, DeviceKVCache):
+            return self.fallback(*args, **kwargs)
+        unserved = sorted(k for k, v in named.items() if k not in _SERVED and _is_set(k, v))
+        if unserved:
+            raise NotImplementedError(f"{type(self.model).__name__} on the device with its KV cache: {unserved} "
+                                      "are not available (the step returns logits only); generate without them")
+        from transformers.modeling_outputs import CausalLMOutputWithPast
+
+        logits = self.decoder.step(cache, named["input_ids"], named.get("attention_mask"), named.get("position_ids"))
+        return CausalLMOutputWithPast(logits=_keep(logits, named.get("logits_to_keep", 0)), cache=cache)
 
 
-def eos_ids(model) -> set[int]:
-    eos = getattr(model.generation_config, "eos_token_id", None)
-    return set() if eos is None else {eos} if isinstance(eos, int) else set(eos)
+class _CacheSetUp:
+    """Stands in for GenerationMixin._prepare_cache_for_generation on the instance: a generate call that
+    uses a cache gets a DeviceKVCache for its batch (beams and returned sequences included) and length."""
+
+    def __init__(self, model, decoder: CachedDecoder):
+        self.original = type(model)._prepare_cache_for_generation.__get__(model)
+        self.decoder = decoder
+
+    def __call__(self, generation_config, model_kwargs, generation_mode, batch_size, max_cache_length, *args):
+        if model_kwargs.get("cache") is not None or generation_config.use_cache is False:
+            return self.original(generation_config, model_kwargs, generation_mode, batch_size, max_cache_length, *args)
+        copies = max(generation_config.num_beams or 1, generation_config.num_return_sequences or 1)
+        model_kwargs["cache"] = self.decoder.new_cache(copies * batch_size, max_cache_length)
+        return None
+
+
+def _is_set(name: str, value) -> bool:
+    if value is None or value is False:
+        return False
+    return name in _OFF or isinstance(value, torch.Tensor)
+
+
+def _keep(logits: torch.Tensor, logits_to_keep) -> torch.Tensor:
+    if isinstance(logits_to_keep, int):
+        return logits if logits_to_keep == 0 else logits[:, -logits_to_keep:]
+    return logits[:, logits_to_keep]
