@@ -88,6 +88,12 @@ CHECK_FINITE = EnvVar(
     "docs/known_limits.md",
 )
 
+DEVICE_CONFIG = EnvVar(
+    "PYBUDA_DEVICE_CONFIG", "wh_n150",
+    "the board the simulator acts as when set_configuration_options(device_config=...) is not given: "
+    "wh_n150 (default: one Wormhole n150), wh_n300 (two Wormhole chips), gs_e150, gs_e75 (Grayskull); "
+    "detect_available_devices() and a TTDevice without arch= answer its chips",
+)
 REPORTIFY = EnvVar("PYBUDA_REPORTIFY", "0", "1: write a Reportify web report of every compile (docs/tools.md)")
 REPORTIFY_DIR = EnvVar("PYBUDA_REPORTIFY_DIR", "reportify", "folder the Reportify web report is written to")
 

@@ -19,7 +19,7 @@ import math
 import time
 from dataclasses import asdict, dataclass
 
-from buda_runtime_sim.perf.boards import BOARDS, DEFAULT_BOARD, Board
+from buda_runtime_sim.perf.boards import BOARDS, Board, default_board_name
 
 TDP_W = {"gs_e75": 75.0, "gs_e150": 200.0, "wh_n150": 160.0, "wh_n300": 300.0}
 IDLE_POWER_SHARE = 0.2
@@ -49,7 +49,7 @@ class ChipReading:
 def boards_in_use(states: list[dict], default: str | None = None) -> list[Board]:
     """Boards of live devices, else the `default` board (device_config), idle."""
     names = sorted({s.get("board") for s in states if s.get("board") in BOARDS})
-    return [BOARDS[n] for n in names] or [BOARDS[default or DEFAULT_BOARD]]
+    return [BOARDS[n] for n in names] or [BOARDS[default or default_board_name()]]
 
 
 def _busy(history: list, start: float, end: float) -> float:

@@ -109,7 +109,17 @@ BOARDS: dict[str, Board] = {
     "wh_n300": Board("wh_n300", BackendDevice.Wormhole_B0, 2, 8, (10, 11), 1.0e9, 1464 * KIB, 576 * GB,
                      {"fp8": 466, "fp16": 131, "bfp8": 262}),
 }
-DEFAULT_BOARD = "wh_n150"
+DEFAULT_BOARD = "wh_n150"   # PYBUDA_DEVICE_CONFIG's default: a current Wormhole card
+
+
+def default_board_name() -> str:
+    """The installed board the simulator acts as: PYBUDA_DEVICE_CONFIG (env.py), else wh_n150."""
+    from ..env import DEVICE_CONFIG
+
+    name = (DEVICE_CONFIG.get() or DEFAULT_BOARD).lower()
+    if name not in BOARDS:
+        raise ValueError(f"PYBUDA_DEVICE_CONFIG={name!r} is not a board; expected one of {sorted(BOARDS)}")
+    return name
 
 
 def get_board(name: str | Board | None = None, harvested_rows=None) -> Board:
@@ -117,7 +127,7 @@ def get_board(name: str | Board | None = None, harvested_rows=None) -> Board:
     if isinstance(name, Board):
         board = name
     else:
-        key = (name or DEFAULT_BOARD).lower()
+        key = (name or default_board_name()).lower()
         if key not in BOARDS:
             raise ValueError(f"unknown device_config {name!r}; expected one of {sorted(BOARDS)}")
         board = BOARDS[key]

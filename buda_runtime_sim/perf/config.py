@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .boards import DEFAULT_BOARD, Board, get_board
+from .boards import Board, default_board_name, get_board
 from .chips import board_with_chips
 
 # CompilerConfig field -> PlacementConfig field, read when present (see from_compiler_config).
@@ -32,7 +32,7 @@ def _flat_names(names) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class PlacementConfig:
-    device_config: str = DEFAULT_BOARD
+    device_config: str = field(default_factory=default_board_name)
     harvested_rows: tuple[int, ...] | None = None   # None: the board's default mask
     op_sizes: dict = field(default_factory=dict)     # op name -> (rows, cols): override_op_size
     epoch_breaks: frozenset = frozenset()            # op names starting a new epoch: set_epoch_break

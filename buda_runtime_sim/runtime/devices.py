@@ -29,7 +29,12 @@ from .queues import intermediates_queue
 from .registry import registered_devices  # noqa: F401  (the list of devices, also reachable from here)
 from .training_device import TrainingDevice
 
-DEFAULT_ARCH = BackendDevice.Grayskull  # a TTDevice's arch when none is given (detect_available_devices agrees)
+
+
+def default_arch() -> BackendDevice:
+    """A TTDevice's arch when neither arch= nor device_config is given: the installed board's
+    (PYBUDA_DEVICE_CONFIG, a Wormhole n150 unless set); detect_available_devices() agrees."""
+    return get_board(None).arch
 _silicon_warned = False
 
 
@@ -174,14 +179,14 @@ class TTDevice(Device):
 
     @property
     def arch(self) -> BackendDevice:
-        """The `arch=` given, else the arch of the `device_config` board, else DEFAULT_ARCH (the
-        same as detect_available_devices())."""
+        """The `arch=` given, else the arch of the `device_config` board, else the installed
+        board's (default_arch(), the same as detect_available_devices())."""
         from ..perf.boards import get_board
 
         configured = _get_global_compiler_config().device_config
         board = get_board(configured) if configured else None
         if self._arch is None:
-            return board.arch if board is not None else DEFAULT_ARCH
+            return board.arch if board is not None else default_arch()
         if board is not None and board.arch != self._arch:
             raise ValueError(f"TTDevice {self.name}: arch={self._arch.name} conflicts with device_config "
                              f"{board.name!r} (a {board.arch.name} board); drop arch= or choose a device_config of "
@@ -194,9 +199,15 @@ class TTDevice(Device):
 
     @property
     def board_name(self) -> str:
-        """The simulated board: `device_config` when set, else the arch's default board."""
+        """The simulated board: `device_config` when set, else the installed board (PYBUDA_DEVICE_CONFIG)
+        when its arch is this device's, else the arch's usual board."""
         configured = _get_global_compiler_config().device_config
-        return configured or ("gs_e150" if self.arch == BackendDevice.Grayskull else "wh_n150")
+        if configured:
+            return configured
+        installed = get_board(None)
+        if installed.arch == self.arch:
+            return installed.name
+        return "gs_e150" if self.arch == BackendDevice.Grayskull else "wh_n150"
 
     def run_modules(self, inputs):
         start, tick = time.time(), time.perf_counter()

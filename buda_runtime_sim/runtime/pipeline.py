@@ -141,14 +141,11 @@ _module.set_runner(run_module)
 
 def detect_available_devices() -> list:
     """The simulated chips, one BackendDevice each: those of the board `device_config` names
-    (set_configuration_options(device_config=...)); without one, a single chip of the arch a
-    TTDevice gets by default (Grayskull), so `detect_available_devices()[0]` is the arch a script
-    will run on. Never empty."""
+    (set_configuration_options(device_config=...)); without one, those of the installed board
+    (PYBUDA_DEVICE_CONFIG: one Wormhole n150 unless set), whose arch a TTDevice gets by default, so
+    `detect_available_devices()[0]` is the arch a script will run on. Never empty."""
     from .. import config
     from ..perf.boards import get_board
 
-    configured = config._get_global_compiler_config().device_config
-    if configured is None:
-        return [devices.DEFAULT_ARCH]
-    board = get_board(configured)
+    board = get_board(config._get_global_compiler_config().device_config)   # None: the installed board
     return [board.arch] * board.chips

@@ -32,7 +32,8 @@ def _assert_mlp_runs_on_a_new_device():
 def test_refused_configuration_then_another_module():
     """The issue's repro: a refused option inside run_inference, then run_inference(OtherModule(...))."""
     x = torch.randn(4, 32)
-    pybuda.set_configuration_options(accumulate_df=pybuda.DataFormat.Float32)  # Grayskull (default): no fp32 dest
+    pybuda.set_configuration_options(accumulate_df=pybuda.DataFormat.Float32,   # Grayskull: no fp32 dest
+                                     device_config="gs_e150")
     with pytest.raises(ValueError, match="accumulate_df=Float32"):
         pybuda.run_inference(module=pybuda.PyTorchModule("two", TwoInputs()), inputs=[(x, x)])
     assert devices.registered_devices() == [], "the failed call's device stayed registered"
