@@ -6,12 +6,9 @@ from __future__ import annotations
 import inspect
 
 # Architectures whose cached step compiles but gives wrong logits on the device: refused rather than wrong.
-# Falcon (multi-query): its attention splits the fused qkv with a negative index (qkv[..., [-2], :]), which
-# TVM 0.27's aten index.Tensor converter reads as row 0 (logits off at the first step, PCC 0.67). The
-# `models` branch's converter fix (_wrapped_index in tvm_buda/frontends/torch_converters.py) makes its
-# cached step match eager at Float32/HiFi4; drop this entry when that lands.
-WRONG_ON_DEVICE = {"FalconForCausalLM": "its multi-query cached step gives wrong logits on the device (TVM's "
-                                        "import reads the negative index qkv[..., [-2], :] as row 0)"}
+# None today. (Falcon was, until tvm_buda/frontends/torch_converters.py read its qkv[..., [-2], :] from the
+# end as PyTorch does; TVM 0.27's own converter reads row 0.)
+WRONG_ON_DEVICE: dict[str, str] = {}   # class name -> why its cached step is known wrong on the device
 
 
 def static_cache_blocker(model) -> str | None:

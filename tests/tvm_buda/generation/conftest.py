@@ -6,9 +6,10 @@ import os
 from tests.tvm_buda.generation.tiny_lms import available
 
 # distinct attention families, one of each in the default run: grouped-query RoPE with a sliding window,
-# ALiBi; Llama and GPT-2 run in tests/pybuda/transformers/test_batched_generation.py
-DEFAULT_CACHED = ("mistral", "gpt_neox")
-FALLBACK = ("gpt_neo", "mpt", "falcon")   # test_cached_decoders.FALLBACK
+# ALiBi, multi-query with fused heads read by negative index (Falcon: qkv[..., [-2], :], which TVM's own import
+# read as row 0); Llama and GPT-2 run in tests/pybuda/transformers/test_batched_generation.py
+DEFAULT_CACHED = ("mistral", "gpt_neox", "falcon")
+FALLBACK = ("gpt_neo", "mpt")   # test_cached_decoders.FALLBACK
 
 
 def every_architecture(config) -> bool:

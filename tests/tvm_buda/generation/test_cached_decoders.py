@@ -20,10 +20,9 @@ from tvm_buda.generation import CachedDecoder
 NEW_TOKENS = 16
 PROMPT = 7
 # transformers marks GPT-Neo and MPT _can_compile_fullgraph=False (GPT-Neo's local attention and MPT's ALiBi
-# slicing depend on the cache's run-time length); Falcon's cached step is wrong on the device (support.py)
+# slicing depend on the cache's run-time length)
 STATIC_NOT_READY = "transformers does not mark it static-cache ready"
-FALLBACK = {"gpt_neo": ("GPTNeoForCausalLM", STATIC_NOT_READY), "mpt": ("MptForCausalLM", STATIC_NOT_READY),
-            "falcon": ("FalconForCausalLM", "its multi-query cached step gives wrong logits on the device")}
+FALLBACK = {"gpt_neo": ("GPTNeoForCausalLM", STATIC_NOT_READY), "mpt": ("MptForCausalLM", STATIC_NOT_READY)}
 
 
 def _no_fallback(*args, **kwargs):
