@@ -10,8 +10,9 @@ tvm-buda and compared with eager PyTorch under PyBuda's rule (PCC >= 0.99 or all
 Classes run in child processes, one at a time, 20 to a child (one torch/TVM thread, a time limit
 per class and an RSS limit), so a crash or a hang costs one row and the next child goes on; rows
 are appended to a JSON-lines file and a rerun skips the classes already in it. Both sides trace
-without transformers' key/value cache (torch.export cannot return one), as tvm-buda's import does. "Tried" counts the classes that built from a tiny config and ran
-in eager PyTorch with tensor inputs (tiny_transformers.py says how both are made).
+with tvm-buda's import settings (no key/value cache, which torch.export cannot return; experts as
+batched GEMMs: tvm_buda.frontends.pytorch.exportable_configs). "Tried" counts the classes that built
+from a tiny config and ran in eager PyTorch with tensor inputs (tiny_transformers.py says how both are made).
 """
 
 from __future__ import annotations
@@ -90,9 +91,9 @@ def _plain_tvm(model, feed) -> object:
     from tvm import relax
     from tvm.relax.frontend.torch import from_exported_program
 
-    from tvm_buda.frontends.pytorch import _no_cache_unless_asked
+    from tvm_buda.frontends.pytorch import exportable_configs
 
-    with torch.no_grad(), _no_cache_unless_asked(model, feed):     # both sides trace without the kv cache
+    with torch.no_grad(), exportable_configs(model, feed):     # both sides trace the same (no kv cache, ...)
         exported = torch.export.export(model, (), feed)
     mod = from_exported_program(exported, keep_params_as_input=True, unwrap_unit_return_tuple=True)
     mod, params = relax.frontend.detach_params(mod)

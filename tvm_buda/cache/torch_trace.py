@@ -121,8 +121,10 @@ def _run(module, tensors: dict, args: tuple, kwargs: dict, compute_products: boo
     labels.update({id(v): f"input:{k}" for k, v in kwargs.items()})
     digest = blake3.blake3()
     recorder = _Recorder(digest, labels, compute_products)
-    with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]), recorder:   # as the frontend exports it
-        out = module(*args, **kwargs)
+    from ..frontends.pytorch import exportable_configs
+
+    with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]), exportable_configs(module, kwargs), recorder:
+        out = module(*args, **kwargs)                                   # as the frontend exports it
     flat, spec = tree_flatten(out)
     digest.update(f"outputs:{[recorder.describe(t) for t in flat]}:{spec}".encode())
     return digest.hexdigest()

@@ -31,29 +31,43 @@ def export(module, sample_inputs, name: str):
     try:
         # the math backend's output strides are the ones the later decomposition produces; traced with
         # another backend, a view after attention (GPT-2 at batch > 1) fails in TVM's importer
-        with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]), _no_cache_unless_asked(module, kwargs):
+        with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]), exportable_configs(module, kwargs):
             return torch.export.export(module, args, kwargs)
     except Exception as exc:  # noqa: BLE001 - re-raise with the route named
         raise import_failed("pytorch", name, "torch.export (tracing the model)", exc) from exc
 
 
 @contextlib.contextmanager
-def _no_cache_unless_asked(module, kwargs):
-    """transformers configs default to use_cache=True, and a model then returns its key/value cache
-    (a DynamicCache, which torch.export cannot return) beside what the user wants (OPT and GPT-Neo
-    classification). An inference import returns no cache the user did not ask for: unless the
-    samples pass use_cache, every transformers config in the module says use_cache=False while it
-    is traced, and is put back after."""
-    configs = [] if "use_cache" in kwargs else [
-        config for config in {id(c): c for c in (getattr(m, "config", None) for m in module.modules())
-                              if getattr(c, "use_cache", None) is True}.values()]
-    for config in configs:
+def exportable_configs(module, kwargs):
+    """transformers settings that torch.export or TVM's importer cannot take, changed while the
+    module is traced and put back after; both leave the model's math as it is.
+
+    - use_cache: configs default to True, and a model then returns its key/value cache (a
+      DynamicCache, which torch.export cannot return) beside what the user wants (OPT and GPT-Neo
+      classification). Unless the samples pass use_cache, it is False while traced.
+    - The experts of a mixture-of-experts layer (Mixtral, Qwen2-MoE, OLMoE, ...): transformers 5 runs
+      them as a grouped GEMM by default, through its own operator and `histc` (tokens per expert),
+      which no importer knows. "batched_mm", transformers' other static-shape implementation (each
+      token's experts' weights gathered, then batched GEMMs), computes the same with ops TVM imports.
+    """
+    configs = list({id(c): c for c in (getattr(m, "config", None) for m in module.modules())
+                    if c is not None}.values())
+    cached = [] if "use_cache" in kwargs else [c for c in configs if getattr(c, "use_cache", None) is True]
+    expert_configs = {id(m.config): m.config for m in module.modules()      # transformers' experts modules
+                      if hasattr(m, "_is_expert_parallel") and getattr(m, "config", None) is not None}
+    experts = [(c, c._experts_implementation) for c in expert_configs.values()
+               if c._experts_implementation != "batched_mm"]
+    for config in cached:
         config.use_cache = False
+    for config, _ in experts:
+        config._experts_implementation = "batched_mm"
     try:
         yield
     finally:
-        for config in configs:
+        for config in cached:
             config.use_cache = True
+        for config, implementation in experts:
+            config._experts_implementation = implementation
 
 
 def load_exported_program(path, sample_inputs, name: str):
