@@ -167,6 +167,20 @@ def _integer_clamp(node, importer):
     return x
 
 
+def _topk_any_order(node, importer):
+    """topk(sorted=False) promises no order, so the sorted answer is one (MoE routers ask for it:
+    EXAONE-MoE, MiniMax); TVM 0.27's converter refuses it."""
+    from tvm import relax
+
+    args = list(node.args) + [None] * (5 - len(node.args))
+    k = args[1] if args[1] is not None else node.kwargs.get("k", 1)
+    dim = args[2] if args[2] is not None else node.kwargs.get("dim", -1)
+    largest = args[3] if args[3] is not None else node.kwargs.get("largest", True)
+    x = importer.env[node.args[0]]
+    return importer.block_builder.emit(relax.op.topk(x, k=k, axis=dim, largest=largest, ret_type="both",
+                                                     dtype="int64"))
+
+
 def _theirs(importer, node):
     """TVM's own converter for the node's op (built once per importer)."""
     table = getattr(importer, "_tvm_buda_their_converters", None)
@@ -209,7 +223,8 @@ def converters() -> dict:
     return {"cumsum.default": _cumsum_with_output_dtype,
             "amax.default": _extreme(relax.op.max), "amin.default": _extreme(relax.op.min),
             "cat.default": _cat_skipping_empty, "index.Tensor": _index_tensor,
-            "select.int": _select, "arange.default": _arange,
+            "select.int": _select, "arange.default": _arange, "topk.default": _topk_any_order,
             "clamp.default": _integer_clamp, "div.Tensor": _true_divide, "div.Scalar": _true_divide,
             **{f"{name}.default": _float_unary(getattr(relax.op, name))
-               for name in ("log", "exp", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf")}, "arange.start": _arange, "arange.start_step": _arange}
+               for name in ("log", "exp", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf")},
+            "arange.start": _arange, "arange.start_step": _arange}

@@ -55,6 +55,9 @@ CASES = {
     "arange down": (Lambda(lambda x: x + torch.arange(16, -16, -1).view(1, 32)), (3, 32)),   # Funnel's positions
     "integer true division and log": (Lambda(_deberta_buckets), (8, 8)),
     "integer clamp with one bound": (Lambda(lambda x: x + torch.arange(-4, 4).clamp(min=-1)), (2, 8)),
+    # an MoE router's topk(sorted=False) (EXAONE-MoE, MiniMax): any order is right, so compare sorted values
+    "topk in any order": (Lambda(lambda x: torch.topk(x, 3, dim=-1, sorted=False).values.sort(dim=-1).values),
+                          (4, 8)),
     "cat with an empty cache": (Lambda(lambda x: torch.cat([torch.empty(0), x], dim=-2)), (1, 2, 8, 4)),
 }
 
