@@ -49,20 +49,11 @@ def model_classes(heads: bool) -> list[str]:
 
 # ---- one class, in a child process ----------------------------------------------------------------
 def _flat(values) -> list:
-    """Framework or compiled outputs as a flat list of numpy arrays (caches and None left out)."""
-    import numpy as np
+    """Framework or compiled outputs as a flat list of arrays (verification.flat_outputs: caches left
+    out); None, an output a model did not make, is no array."""
+    from buda_runtime_sim.runtime.verification import flat_outputs
 
-    if values is None or type(values).__module__.startswith("transformers.cache_utils"):
-        return []
-    if hasattr(values, "to_tuple"):
-        values = values.to_tuple()
-    if isinstance(values, dict):
-        values = list(values.values())
-    if isinstance(values, (tuple, list)):
-        return [leaf for v in values for leaf in _flat(v)]
-    if hasattr(values, "numpy") and callable(values.numpy):
-        return [np.asarray(values.detach().numpy() if hasattr(values, "detach") else values.numpy())]
-    return [np.asarray(values)]
+    return [] if values is None else flat_outputs(values)
 
 
 def _compare(outputs, golden) -> dict:

@@ -39,3 +39,24 @@ class LazyStorageTensor(Tensor):
         except AttributeError:
             return False
         return True
+
+
+class StorageOnRead:
+    """A lazily stored tensor's storage for a reader that may need only its shape (a matmul whose
+    slices are cached): becomes the tensor's float32 storage under np.asarray, made then."""
+
+    __slots__ = ("tensor", "shape")
+
+    def __init__(self, tensor: Tensor, shape: tuple):
+        self.tensor = tensor
+        self.shape = shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        values = self.tensor.padded
+        if copy:
+            values = values.copy()
+        return values if dtype is None else values.astype(dtype, copy=bool(copy))

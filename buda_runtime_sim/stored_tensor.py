@@ -26,6 +26,7 @@ from .dataformat import DataFormat
 from .derived_budget import BudgetedCache
 from .device_codecs import CastCodec, SwappedCodec, encode, encode_exact, wrap_bits
 from .formats import quantize
+from .lazy_storage import StorageOnRead
 from .tensor import Tensor, pad, storage_shape
 
 MIN_ELEMENTS = 1 << 16          # 256 KB of float32: smaller tensors are kept as float32 Tensors
@@ -72,7 +73,7 @@ class StoredTensor(Tensor):
         return out
 
     def storage(self):
-        return _StandIn(self)
+        return StorageOnRead(self, storage_shape(self.shape))
 
     def derived(self) -> dict | None:
         """The budgeted cache (derived_budget.py); None for a block-float tensor, whose slices
@@ -106,27 +107,6 @@ class StoredTensor(Tensor):
 
     def __repr__(self) -> str:
         return f"StoredTensor(shape={self.shape}, data_format={self.data_format.name})"
-
-
-class _StandIn:
-    """A StoredTensor's storage for a reader that may need only its shape (a matmul whose slices
-    are cached): becomes the decoded float32 array under np.asarray."""
-
-    __slots__ = ("tensor", "shape")
-
-    def __init__(self, tensor: StoredTensor):
-        self.tensor = tensor
-        self.shape = storage_shape(tensor.shape)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def __array__(self, dtype=None, copy=None):
-        values = self.tensor.padded
-        if copy:
-            values = values.copy()
-        return values if dtype is None else values.astype(dtype, copy=bool(copy))
 
 
 def large(shape) -> bool:

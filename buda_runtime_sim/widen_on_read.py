@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .host_buffers import empty_bytes
-from .lazy_storage import LazyStorageTensor
+from .lazy_storage import LazyStorageTensor, StorageOnRead
 
 
 def widen(bits: np.ndarray) -> np.ndarray:
@@ -47,25 +47,4 @@ class WidenOnReadTensor(LazyStorageTensor):
         return self._derived
 
     def storage(self):
-        return self.padded if self.storage_made else _Unwidened(self)
-
-
-class _Unwidened:
-    """The storage of a WidenOnReadTensor for a reader that may only need its shape: becomes
-    the float32 array (widening the tensor) under np.asarray."""
-
-    __slots__ = ("tensor", "shape")
-
-    def __init__(self, tensor: WidenOnReadTensor):
-        self.tensor = tensor
-        self.shape = tensor._bits.shape
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def __array__(self, dtype=None, copy=None):
-        wide = self.tensor.padded
-        if copy:
-            wide = wide.copy()
-        return wide if dtype is None else wide.astype(dtype, copy=bool(copy))
+        return self.padded if self.storage_made else StorageOnRead(self, self._bits.shape)
