@@ -122,6 +122,15 @@ def default_board_name() -> str:
     return name
 
 
+def board_for_arch(arch: BackendDevice) -> str:
+    """The board a device of `arch` is when no device_config names one: the installed board
+    (PYBUDA_DEVICE_CONFIG) if it is of that arch, else that arch's usual board."""
+    installed = default_board_name()
+    if BOARDS[installed].arch == arch:
+        return installed
+    return "gs_e150" if arch == BackendDevice.Grayskull else "wh_n150"
+
+
 def get_board(name: str | Board | None = None, harvested_rows=None) -> Board:
     """A board by `device_config` name, optionally with its own harvested-rows mask."""
     if isinstance(name, Board):

@@ -21,7 +21,7 @@ from ..dataformat import DataFormat
 from ..enums import BackendDevice, BackendType, DeviceMode
 from ..fidelity import check_accumulate_df
 from ..module import Module, PyBudaModule
-from ..perf.boards import get_board
+from ..perf.boards import board_for_arch, get_board
 from ..tensor import Tensor, _to_numpy
 from . import chips, device_pipeline, generation, registry, subgraphs, telemetry
 from .io_values import as_tuple, host_values, split_inputs
@@ -201,13 +201,7 @@ class TTDevice(Device):
     def board_name(self) -> str:
         """The simulated board: `device_config` when set, else the installed board (PYBUDA_DEVICE_CONFIG)
         when its arch is this device's, else the arch's usual board."""
-        configured = _get_global_compiler_config().device_config
-        if configured:
-            return configured
-        installed = get_board(None)
-        if installed.arch == self.arch:
-            return installed.name
-        return "gs_e150" if self.arch == BackendDevice.Grayskull else "wh_n150"
+        return _get_global_compiler_config().device_config or board_for_arch(self.arch)
 
     def run_modules(self, inputs):
         start, tick = time.time(), time.perf_counter()

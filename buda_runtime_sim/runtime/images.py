@@ -32,7 +32,7 @@ from pathlib import Path
 from ..config import _get_global_compiler_config
 from ..enums import BackendDevice, BackendType
 from ..module import Module
-from ..perf.boards import get_board
+from ..perf.boards import board_for_arch, get_board
 from .io_values import host_values, split_inputs
 from .image_archive import CONFIG_JSON, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, ImageError, extract_archive
 from .image_tensors import parse_safetensors
@@ -286,8 +286,7 @@ def target_for(name: str, arch: BackendDevice, devtype: BackendType, chip_ids=(0
     backend_device_descriptor_path=) (or those of `config`) and the device's arch, devtype and chip
     ids (checked against each other)."""
     config = config or _get_global_compiler_config()
-    default = {BackendDevice.Grayskull: "gs_e150", BackendDevice.Wormhole_B0: "wh_n150"}[arch]
-    board = get_board(config.device_config or default, config.harvested_rows)
+    board = get_board(config.device_config or board_for_arch(arch), config.harvested_rows)
     if board.arch != arch:
         raise ValueError(f"device_config {board.name} is a {board.arch.value} board but TTDevice {name} has "
                          f"arch {arch.value}; pass arch={board.arch} to TTDevice (or another device_config)")

@@ -56,6 +56,9 @@ def test_installed_board_is_a_setting(monkeypatch, board, chips):
     assert pybuda.detect_available_devices() == chips
     tt0 = pybuda.TTDevice("tt0", module=Scale("s"))
     assert tt0.arch is chips[0] and tt0.board_name == board
+    from buda_runtime_sim.runtime.images import target_of
+
+    assert target_of(tt0)["device_config"] == board          # an image compiled on it targets that board too
     pybuda.set_configuration_options(device_config="wh_n150")      # the config setting wins
     assert pybuda.detect_available_devices() == [BackendDevice.Wormhole_B0]
 
