@@ -30,6 +30,8 @@ def to_framework(array, framework: str):
         return array
     module = _import(framework)
     if framework == "pytorch":
+        if array.dtype.name == "bfloat16":      # (ml_dtypes': torch takes it as its 16-bit patterns)
+            return module.from_numpy(array.view(np.int16)).view(module.bfloat16)
         return module.from_numpy(array)
     if framework == "tensorflow":
         return module.convert_to_tensor(array)

@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 
 from .dataformat import DataFormat
-from .stored_tensor import from_value, stored_bytes
+from .stored_tensor import StoredTensor, from_value, stored_bytes
 from .tensor import Tensor, _to_numpy
 
 # How Module.run executes a module alone; installed by buda_runtime_sim.runtime (which depends on
@@ -21,12 +21,20 @@ def set_runner(runner) -> None:
     _runner = runner
 
 
+def _float_value(value: np.ndarray, copy: bool) -> np.ndarray:
+    """A weight's host value as float32, or as it is when it is bfloat16 (a bfloat16 framework
+    weight: its Float16_b device copy then shares its bytes, stored_tensor.from_value)."""
+    if value.dtype.name == "bfloat16":
+        return value.copy() if copy else value
+    return value.astype(np.float32, copy=copy)
+
+
 class Parameter:
     """A named weight of a PyBudaModule: `Parameter(*shape)` or `Parameter(torch_tensor)`."""
 
     def __init__(self, *args, requires_grad: bool = True, name: str | None = None, dev_data_format: DataFormat | None = None):
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            value = _to_numpy(args[0]).astype(np.float32)
+            value = _float_value(_to_numpy(args[0]), copy=True)
             shape = value.shape
         else:
             shape = tuple(int(a) for a in args)
@@ -50,7 +58,7 @@ class Parameter:
         (a weight held by a model's forward and backward programs), so each device format of it is
         converted once for all of them; its keys say the format (and layout), so sharing it is safe
         while the value is not changed in place."""
-        value = _to_numpy(value).astype(np.float32, copy=False)
+        value = _float_value(_to_numpy(value), copy=False)
         if tuple(value.shape) != tuple(self.shape):
             raise ValueError(f"Parameter {self._name}: value has shape {tuple(value.shape)}, expected {self.shape}")
         self._value = value
@@ -64,10 +72,13 @@ class Parameter:
             self._value = rng.random(self.shape, dtype=np.float32)
         return self._value
 
-    def device_tensor(self, data_format: DataFormat, layout=None) -> Tensor:
+    def device_tensor(self, data_format: DataFormat, layout=None, keep: bool = True) -> Tensor:
         """The parameter as stored on the device in `data_format` (converted once, then reused).
         `layout` (hashable, array -> array) is how the device holds it when an op keeps its weights
-        in another shape, e.g. a conv kernel as a matrix; the host value keeps its own shape."""
+        in another shape, e.g. a conv kernel as a matrix; the host value keeps its own shape.
+        keep=False (an op computed from weights only, whose result is kept instead: a Linear
+        weight's transpose) does not keep a copy held as its format's bytes (a large weight),
+        unless another op kept it already: such a weight is then held once, as that op's result."""
         df = self.dev_data_format if self.dev_data_format is not None else data_format
         key = df if layout is None else (df, layout)
         tensor = self._device_copies.get(key)
@@ -76,7 +87,8 @@ class Parameter:
             # read-only, shared by every run (kernels may cache derived data); a large one is held
             # as its format's bytes (stored_tensor.py)
             tensor = from_value(value, df)
-            self._device_copies[key] = tensor
+            if keep or type(tensor) is not StoredTensor:    # (small copies are kept: cheap, and a training
+                self._device_copies[key] = tensor           # step's prefill reads which formats were asked)
         return tensor
 
     def device_bytes(self) -> int:

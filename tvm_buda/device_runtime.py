@@ -20,6 +20,7 @@ from buda_runtime_sim import bf16_gemm, context, env, finite_check, float_errors
 from buda_runtime_sim.tensor import Tensor
 from codegen import GeneratedFiles, LoadedModule
 
+from . import host_vm
 from .build_state import current_build
 from .program_inputs import device_input
 
@@ -78,7 +79,7 @@ class DeviceSubgraph:
         ins, outs = args[:n_in], args[n_in:]
         ctx = context.current()
         input_df = ctx.numerics.input_df
-        hosts = [np.from_dlpack(arg) for arg, (kind, _, _) in zip(ins, self.arg_roles) if kind == "input"]
+        hosts = [host_vm.to_numpy(arg) for arg, (kind, _, _) in zip(ins, self.arg_roles) if kind == "input"]
         acts = [device_input(host, input_df) for host in hosts]
         module = self.module
         if ctx.observer is not None:     # a watched run (explain): ops are told apart by program
@@ -93,7 +94,7 @@ class DeviceSubgraph:
                 f"generated module {self.files.source.name} returned {len(results)} outputs, the graph expects {len(outs)}"
             )
         for out, result in zip(outs, results):
-            dest = np.from_dlpack(out)
+            dest = host_vm.to_numpy(out)
             if type(result) is Tensor and result.dtype is _FLOAT32 and result.shape == dest.shape \
                     and result.padded.shape == dest.shape:
                 value = result.padded    # storage without padding (tile-multiple shape): the logical values
@@ -108,7 +109,7 @@ class DeviceSubgraph:
             dest[...] = value
         if ctx.check_finite != "off" or env.CHECK_FINITE.get():   # inf/NaN the device made: named (finite_check.py)
             finite_check.check_program(
-                module.name, module, hosts, [np.from_dlpack(out) for out in outs],
+                module.name, module, hosts, [host_vm.to_numpy(out) for out in outs],
                 lambda df: module(*(acts if df is None else [device_input(h, df) for h in hosts])), ctx.check_finite)
 
 

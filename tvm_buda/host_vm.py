@@ -68,8 +68,25 @@ def runnable(executable):
 
 
 def from_dlpack(array):
-    """A tensor sharing a C-contiguous, 64-byte-aligned array's memory (tvm.runtime.from_dlpack's checks)."""
+    """A tensor sharing a C-contiguous, 64-byte-aligned array's memory (tvm.runtime.from_dlpack's checks).
+    A bfloat16 array (ml_dtypes; numpy's DLPack has no bfloat16) is shared as its 16-bit patterns
+    and viewed back as bfloat16: a bfloat16 framework weight reaches the VM without a copy."""
+    if array.dtype.name == "bfloat16":
+        bits = tvm_ffi.from_dlpack(array.view("uint16"), require_alignment=64, require_contiguous=True)
+        return bits._create_view(array.shape, "bfloat16")
     return tvm_ffi.from_dlpack(array, require_alignment=64, require_contiguous=True)
+
+
+def to_numpy(tensor):
+    """A numpy view of a CPU tensor's memory; a bfloat16 one as ml_dtypes.bfloat16 over its bytes
+    (numpy's from_dlpack refuses bfloat16: "Unsupported dtype in DLTensor")."""
+    import numpy as np
+
+    if str(tensor.dtype) == "bfloat16":
+        import ml_dtypes
+
+        return np.from_dlpack(tensor._create_view(tuple(tensor.shape), "uint16")).view(ml_dtypes.bfloat16)
+    return np.from_dlpack(tensor)
 
 
 def copied(array):

@@ -70,10 +70,12 @@ def _run_converting(ctx, op_type: str, name: str, inputs: list, layouts, attrs: 
         tensors = []
         try:
             for i, x in enumerate(inputs):
+                # (a consteval op's weights are not kept beside its result: Parameter.device_tensor)
                 if type(x) is Parameter and not layouts:   # _as_tensor's first case, without its frame
-                    x = x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df)
+                    x = x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df,
+                                        None, cache is None)
                 elif type(x) is not Tensor and not isinstance(x, Tensor):
-                    x = _as_tensor(op_type, name, i, x, numerics, layouts.get(i) if layouts else None)
+                    x = _as_tensor(op_type, name, i, x, numerics, layouts.get(i) if layouts else None, cache is None)
                 tensors.append(x)
         except OpArgumentError as exc:  # a weight that cannot take the layout the device holds it in
             raise exc.naming(f"{op_type} {name!r}") from None
@@ -169,17 +171,18 @@ def _attrs_repr(attrs: dict) -> str:
     return text
 
 
-def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None) -> Tensor:
+def _as_tensor(op_type: str, name: str, index: int, x, numerics, layout=None, keep: bool = True) -> Tensor:
     kind = type(x)   # the common cases first
     if kind is Parameter:
-        return x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df, layout)
+        return x.device_tensor(numerics.weight_df if numerics.weight_df is not None else numerics.output_df, layout,
+                               keep)
     if kind is float or kind is int:
         return _scalar(x, numerics.output_df)
     if isinstance(x, Tensor):
         return x
     weight_df = numerics.weight_df if numerics.weight_df is not None else numerics.output_df
     if isinstance(x, Parameter):
-        return x.device_tensor(weight_df, layout)
+        return x.device_tensor(weight_df, layout, keep)
     if isinstance(x, Constant):
         return _laid_out_constant(x.value, weight_df, layout)
     if x is None:

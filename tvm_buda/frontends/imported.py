@@ -96,7 +96,13 @@ def to_numpy(value) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":        # numpy has no bfloat16: ml_dtypes', same bytes
+            import ml_dtypes
+            import torch
+
+            return value.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return value.numpy()
     if hasattr(value, "numpy"):
         return np.asarray(value.numpy())
     return np.asarray(value)

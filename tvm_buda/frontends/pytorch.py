@@ -10,6 +10,7 @@ import numpy as np
 
 from .errors import MalformedModelFile, import_failed
 from . import torch_converters
+from .. import host_vm
 from .imported import ImportedModel, TensorSpec, split_samples
 
 ROUTE = "torch.export -> TVM's exported-program importer (tvm.relax.frontend.torch.from_exported_program)"
@@ -116,8 +117,9 @@ def import_exported_program(program, name: str) -> ImportedModel:
     main = mod["main"]
     values = user_input_values(program)
     weight_vars = main.params[len(values):]
-    # numpy views of TVM's own (aligned) buffers: the VM later shares them instead of copying
-    params = {v.name: np.from_dlpack(t) for v, t in zip(weight_vars, detached.get("main", []))}
+    # numpy views of TVM's own (aligned) buffers, which are the framework's (DLPack): the VM and a
+    # Float16_b device weight of a bfloat16 model later share them instead of copying
+    params = {v.name: host_vm.to_numpy(t) for v, t in zip(weight_vars, detached.get("main", []))}
     specs = [TensorSpec(v.name, tuple(int(d) for d in x.shape), str(x.dtype).removeprefix("torch."))
              for v, x in zip(main.params, values)]
     structure, names = _output_layout(program.call_spec.out_spec)

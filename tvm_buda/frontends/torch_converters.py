@@ -15,6 +15,31 @@ def _cumsum_with_output_dtype(node, importer):
     return importer.block_builder.emit(relax.op.cumsum(x, dim, dtype))
 
 
+def _product_in_its_dtype(node, importer):
+    """aten mm / bmm / matmul / addmm / linear give their inputs' dtype; TVM's converters always ask
+    float32, so a bfloat16 model's products, residual stream and logits were float32 while
+    PyTorch's are bfloat16."""
+    from tvm import relax
+
+    op = node.target.__name__
+    args = importer.retrieve_args(node)
+    out = node.meta.get("val")
+    dtype = str(out.dtype).removeprefix("torch.") if out is not None else "float32"
+    bb = importer.block_builder
+    if op == "linear.default":
+        return bb.emit(relax.op.linear(args[0], args[1], args[2] if len(args) > 2 else None, dtype))
+    if op != "addmm.default":
+        return bb.emit(relax.op.matmul(args[0], args[1], out_dtype=dtype))
+    alpha, beta = node.kwargs.get("alpha", 1), node.kwargs.get("beta", 1)
+    product = bb.emit(relax.op.matmul(args[1], args[2], out_dtype=dtype))
+    if alpha != 1:
+        product = bb.emit(relax.op.multiply(product, relax.const(alpha, dtype)))
+    if beta == 0:
+        return product
+    bias = args[0] if beta == 1 else bb.emit(relax.op.multiply(args[0], relax.const(beta, dtype)))
+    return bb.emit(relax.op.add(product, bias))
+
+
 def _extreme(reduce):
     """torch.amax / torch.amin (TVM 0.27's importer has no converter): a max / min reduction."""
 
@@ -224,7 +249,8 @@ def converters() -> dict:
             "amax.default": _extreme(relax.op.max), "amin.default": _extreme(relax.op.min),
             "cat.default": _cat_skipping_empty, "index.Tensor": _index_tensor,
             "select.int": _select, "arange.default": _arange, "topk.default": _topk_any_order,
-            "clamp.default": _integer_clamp, "div.Tensor": _true_divide, "div.Scalar": _true_divide,
+            "clamp.default": _integer_clamp, 
+            **{f"{name}.default": _product_in_its_dtype for name in ("mm", "bmm", "matmul", "addmm", "linear")}, "div.Tensor": _true_divide, "div.Scalar": _true_divide,
             **{f"{name}.default": _float_unary(getattr(relax.op, name))
                for name in ("log", "exp", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf")},
             "arange.start": _arange, "arange.start_step": _arange}

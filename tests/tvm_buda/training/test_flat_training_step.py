@@ -52,10 +52,10 @@ def _weights_after_training(flat: bool, monkeypatch):
     converted = []   # optimizer steps done when a module converted a weight itself
     device_tensor = Parameter.device_tensor
 
-    def recording(self, data_format, layout=None):
+    def recording(self, data_format, layout=None, keep=True):
         if (data_format if layout is None else (data_format, layout)) not in self._device_copies:
             converted.append(training._session.optimizer_steps)
-        return device_tensor(self, data_format, layout)
+        return device_tensor(self, data_format, layout, keep)
 
     monkeypatch.setattr(Parameter, "device_tensor", recording)
     xs, ys = regression_data(steps=4)
