@@ -101,12 +101,14 @@ def enabled(matrix: int | None = None, batched: bool = False, convolution: bool 
     multiplies bfloat16 and the matrix is large enough to gain, `batched` right operands from a
     smaller size; None asks about the route at all). A `convolution` needs oneDNN's bfloat16
     convolution kernels besides."""
-    mode = getattr(_fixed, "mode", None) or _mode(BF16_GEMM.get())   # (parsed once per value)
+    fixed = getattr(_fixed, "mode", None)
+    mode = fixed or _mode(BF16_GEMM.get())   # (parsed once per value)
     if convolution and mode != "off" and not _hardware_bf16_convolution():
         return False
     if mode != "auto":
         return mode == "on"
-    return _hardware_bf16() and (matrix is None or matrix >= (MIN_BATCHED_MATRIX if batched else MIN_MATRIX))
+    hardware = _fixed.hardware if fixed is not None else _hardware_bf16()
+    return hardware and (matrix is None or matrix >= (MIN_BATCHED_MATRIX if batched else MIN_MATRIX))
 
 
 def route() -> str:
@@ -147,15 +149,17 @@ _fixed = threading.local()
 
 @contextlib.contextmanager
 def setting_fixed():
-    """Inside the block (one device program) TVM_BUDA_BF16_GEMM is read once, at its start: read
-    from the environment on every matmul it cost ~0.5 ms of a small BERT's training step. Outside
-    any block, every call reads it (tests and users may change it between calls)."""
-    previous = getattr(_fixed, "mode", None)
-    _fixed.mode = _mode(BF16_GEMM.get())
+    """Inside the block (one device program) TVM_BUDA_BF16_GEMM and TVM_BUDA_CPU_BF16 are read once,
+    at its start: read from the environment on every matmul they cost ~0.5 ms of a small BERT's
+    training step (and two environment reads per matmul of a decode step). Outside any block,
+    every call reads them (tests and users may change them between calls)."""
+    previous = getattr(_fixed, "mode", None), getattr(_fixed, "hardware", None)
+    mode = _fixed.mode = _mode(BF16_GEMM.get())
+    _fixed.hardware = mode == "auto" and _hardware_bf16()     # (asked only in "auto")
     try:
         yield
     finally:
-        _fixed.mode = previous
+        _fixed.mode, _fixed.hardware = previous
 
 
 @functools.lru_cache(maxsize=16)

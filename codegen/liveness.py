@@ -22,27 +22,52 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FRAME_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
 
 
-def _reads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 def _writes(statement: ast.stmt) -> set[str]:
     targets = statement.targets if isinstance(statement, ast.Assign) else \
         [statement.target] if isinstance(statement, ast.AnnAssign) else []
+    if all(type(t) is ast.Name for t in targets):            # what codegen writes: one walk saved
+        return {t.id for t in targets}
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _straight_line(body: list[ast.stmt]) -> bool:
-    """Assignments and expressions, then at most one return at the end; nothing that keeps a local
-    beyond its statement (a closure) or reads the frame by name."""
+def _reads_if_plain(statement: ast.stmt) -> set[str] | None:
+    """The names `statement` reads, or None when it holds something that keeps a local beyond its
+    statement (a closure) or reads the frame by name. One walk of the statement: on a warm start
+    from the cache this runs over every generated statement, so it does the work of what were
+    three walks (reads, the straight-line check) at once."""
+    reads = set()
+    for node in ast.walk(statement):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                reads.add(node.id)
+        elif kind is ast.Call:
+            if type(node.func) is ast.Name and node.func.id in _FRAME_READERS:
+                return None
+        elif isinstance(node, _SCOPES) or isinstance(node, (ast.Global, ast.Nonlocal, ast.NamedExpr)):
+            return None
+    return reads
+
+
+def _straight_line_reads(body: list[ast.stmt]) -> list[set[str]] | None:
+    """Each statement's reads when the body is assignments and expressions, then at most one return
+    at the end, with nothing that keeps a local beyond its statement or reads the frame; else None."""
     if not body or not all(isinstance(s, _PLAIN) for s in body[:-1]) or not isinstance(body[-1], (*_PLAIN, ast.Return)):
-        return False
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if isinstance(node, _SCOPES) or isinstance(node, (ast.Global, ast.Nonlocal, ast.NamedExpr)):
-            return False
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FRAME_READERS:
-            return False
-    return True
+        return None
+    out = []
+    for statement in body:
+        reads = _reads_if_plain(statement)
+        if reads is None:
+            return None
+        out.append(reads)
+    return out
+
+
+def _delete(names: list[str], after: ast.stmt) -> ast.Delete:
+    """`del names` with `after`'s location on every node (so the tree needs no fix_missing_locations walk)."""
+    where = {"lineno": after.lineno, "col_offset": after.col_offset,
+             "end_lineno": after.end_lineno, "end_col_offset": after.end_col_offset}
+    return ast.Delete(targets=[ast.Name(n, ast.Del(), **where) for n in names], **where)
 
 
 def free_after_last_use(function: ast.FunctionDef) -> bool:
@@ -52,14 +77,16 @@ def free_after_last_use(function: ast.FunctionDef) -> bool:
     body = function.body
     start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
     statements = body[start:]
-    if not _straight_line(statements):
+    reads_of = _straight_line_reads(statements)
+    if reads_of is None:
         return False
     arguments = {a.arg for a in function.args.args + function.args.kwonlyargs + function.args.posonlyargs} - {"self"}
     bound, last_use = set(arguments), {}
-    for i, statement in enumerate(statements):
-        for name in (_reads(statement) & bound) | _writes(statement):   # (a name written and never read: dead at once)
+    for i, (statement, reads) in enumerate(zip(statements, reads_of)):
+        writes = _writes(statement)
+        for name in (reads & bound) | writes:   # (a name written and never read: dead at once)
             last_use[name] = i
-        bound |= _writes(statement)
+        bound |= writes
     returns = isinstance(statements[-1], ast.Return)
     dying: dict[int, list[str]] = {}
     for name, i in last_use.items():
@@ -70,7 +97,7 @@ def free_after_last_use(function: ast.FunctionDef) -> bool:
         out.append(statement)
         names = sorted(dying.get(i, ()))
         if names:
-            out.append(ast.copy_location(ast.Delete(targets=[ast.Name(n, ast.Del()) for n in names]), statement))
+            out.append(_delete(names, statement))
     function.body = out
     return True
 
@@ -83,4 +110,4 @@ def with_frees(tree: ast.Module) -> ast.Module:
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "forward":
                     free_after_last_use(item)
-    return ast.fix_missing_locations(tree)
+    return tree       # every node added has its location (_delete)

@@ -27,6 +27,10 @@ from .config import SMALLEST_GRID_POLICIES, PlacementConfig, lookup
 from .costs import Geometry, GridCycles, geometry, grid_cycles, useful_math_cycles
 from .ops import OpGraph, PerfOp, tensor_bytes, tensor_tiles
 
+# Kinds whose op on rank-0 tensors is a real scalar op (one tile: a learned scalar's arithmetic,
+# DiffLlama's lambda); a matmul, convolution or normalisation without shapes is a missing shape.
+_SCALAR_KINDS = frozenset({K.BINARY, K.MULTIPLY, K.SFPU, K.REDUCE, K.MOVE})
+
 PLACED, EDGE_TM, FOLDED, FUSED = "placed", "tm", "folded", "fused"
 PACKER_RELU = frozenset({"Relu", "Relu6"})
 
@@ -103,7 +107,7 @@ def prepare(graph: OpGraph, board: Board, config: PlacementConfig) -> PreparedGr
             source[op.value] = source[activations[0]]
             prepared.append(PreparedOp(op, FUSED, producers=producers))
             continue
-        if not op.output_shape and not any(op.input_shapes):
+        if not op.output_shape and not any(op.input_shapes) and op.kind not in _SCALAR_KINDS:
             raise ValueError(f"op {op.name!r} ({op.op_type}) has no static shapes; the perf model needs them")
         geom = geometry(op, weights)
         table = grid_cycles(op, geom, board, grid_r, grid_c, weights_in_dram=config.weights_in_dram(op.name))

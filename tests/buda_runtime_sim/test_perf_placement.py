@@ -170,6 +170,14 @@ def test_ops_without_static_shapes_are_a_clear_error():
         estimate(OpGraph([PerfOp("mm", "Matmul", (), (), ("x", "w"))], {"w"}))
 
 
+def test_a_scalar_elementwise_op_is_priced_as_one_tile():
+    """Rank-0 shapes are static: a scalar add (DiffLlama's lambda) costs one tile, it is no error."""
+    scalar = estimate(OpGraph([PerfOp("add", "Add", ((), ()), (), ("x", "y"))], set()), microbatch=1)
+    tile = estimate(OpGraph([PerfOp("add", "Add", ((32, 32), (32, 32)), (32, 32), ("x", "y"))], set()), microbatch=1)
+    assert scalar.samples_per_second == pytest.approx(tile.samples_per_second, rel=0.01)
+    assert scalar.samples_per_second > 0
+
+
 def test_the_perf_model_imports_neither_tvm_nor_torch_nor_matplotlib():
     import subprocess
     import sys

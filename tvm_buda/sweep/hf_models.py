@@ -69,7 +69,7 @@ def _shrunk(values: dict) -> dict:
                 if key in keys:
                     out[key] = min(value, small) if key not in ("num_experts_per_tok",) else min(value, 2)
             if key == "num_key_value_heads":
-                out[key] = min(value, 2)
+                out[key] = _kv_heads(values, out, value)
             if key == "vocab_size":
                 out[key] = min(value, VOCAB)
             if key in ("image_size", "input_size") and value > IMAGE_SIZE:
@@ -86,6 +86,17 @@ def _shrunk(values: dict) -> dict:
             if isinstance(out.get(key), int) and out[key] >= vocab:
                 out[key] = vocab - 1 - _TOKEN_IDS.index(key)
     return out
+
+
+def _kv_heads(values: dict, out: dict, kv: int) -> int:
+    """Key/value heads in the shrunk config: as many as the query heads if the real config has as
+    many (multi-head attention, and latent attention, whose keys are expanded per query head), else
+    the same grouping ratio, at least one."""
+    heads = values.get("num_attention_heads")
+    if not isinstance(heads, int) or heads <= 0:
+        return min(kv, 2)
+    small = min(heads, 4)                          # the _SCALARS rule for num_attention_heads
+    return small if kv >= heads else max(1, small * kv // heads)
 
 
 def model_types() -> list[str]:

@@ -45,6 +45,10 @@ def test_hf_models_are_tiny_and_a_config_file_changes_the_key(tmp_path):
     assert gemma.num_hidden_layers == 2 and len(gemma.layer_types) == 2
     model, inputs = build("bert")
     assert tuple(model(*inputs).shape) == (1, 32, 64)
+    # key/value heads keep the real config's grouping: equal to the query heads for multi-head and
+    # latent attention (GLM-4-MoE-Lite's keys are expanded per query head), the same ratio for GQA
+    assert (tiny_config("glm4_moe_lite").num_key_value_heads, tiny_config("llama").num_key_value_heads) == (4, 4)
+    assert tiny_config("mistral").num_key_value_heads == 1          # 32 query heads over 8 key/value heads
 
     path = tmp_path / "bert.json"
     path.write_text(json.dumps({"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
