@@ -28,6 +28,12 @@ def held_bytes() -> int:
     return _held
 
 
+def would_keep(size: int) -> bool:
+    """Whether an entry of `size` bytes would be kept now (a caller that is told no may derive it in
+    a form it cannot keep, e.g. overwriting a temporary it owns)."""
+    return _held + size <= _limit()
+
+
 def _limit() -> int:
     return SLICE_CACHE_MB.get_int() << 20
 

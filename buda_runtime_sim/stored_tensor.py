@@ -98,7 +98,7 @@ class StoredTensor(Tensor):
         if isinstance(codec, CastCodec):
             if codec.array.flags.c_contiguous:
                 return self
-            return StoredTensor(CastCodec(np.ascontiguousarray(codec.array)), self.data_format, self.dtype)
+            return StoredTensor(CastCodec(_c_ordered(codec.array)), self.data_format, self.dtype)
         if isinstance(codec, SwappedCodec):
             own = encode_exact(codec.values(), self.data_format)
             if own is not None:
@@ -107,6 +107,20 @@ class StoredTensor(Tensor):
 
     def __repr__(self) -> str:
         return f"StoredTensor(shape={self.shape}, data_format={self.data_format.name})"
+
+
+def _c_ordered(array: np.ndarray) -> np.ndarray:
+    """np.ascontiguousarray(array) for a view of 1- or 2-byte values (a transposed weight's bytes),
+    copied by torch as integers of that width: a blocked transpose, 2x numpy's strided copy of the
+    same bytes (numpy copies ml_dtypes' bfloat16 element by element)."""
+    from .bf16_gemm import torch_view
+
+    if array.itemsize not in (1, 2) or any(s < 0 or s % array.itemsize for s in array.strides):
+        return np.ascontiguousarray(array)
+    bits = f"int{8 * array.itemsize}"
+    out = np.empty(array.shape, array.dtype)        # numpy's own memory: the codec counts it as its bytes
+    torch_view(out.view(bits)).copy_(torch_view(array.view(bits)))
+    return out
 
 
 def large(shape) -> bool:

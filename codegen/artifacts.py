@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 from safetensors.numpy import load_file, save, save_file
 
@@ -155,8 +156,10 @@ def read_manifest(files: GeneratedFiles) -> dict:
 
 
 _ALIGN = 64  # TVM shares (rather than copies) host buffers aligned to 64 bytes
+# (bfloat16 as ml_dtypes': a bfloat16 model's weights are written tensor by tensor and read back as
+# views like the others, not through the library, which builds the whole file in memory)
 _ST_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
-              "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": None}
+              "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": ml_dtypes.bfloat16}
 
 
 _NP_TO_ST = {np.dtype(v): k for k, v in _ST_DTYPES.items() if v is not None}

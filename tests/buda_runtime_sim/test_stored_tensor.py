@@ -204,3 +204,31 @@ def test_a_weight_with_a_dim_of_one_stays_compact(monkeypatch):
     assert not reshaped.storage_made and not weight.storage_made
     assert not reshaped.logical().flags.writeable
     assert np.array_equal(_bits(weight.padded), _bits(Tensor.from_array(value, DF.Float16_b).padded))
+
+
+def test_an_uncached_weight_costs_one_float32_temporary(monkeypatch):
+    """With the slice budget spent, a Float16_b weight's HiFi3 product (float32 route) cuts the low
+    slice into the decoded values' own memory once the first GEMM has read them: the same bits,
+    and one float32 temporary of the weight at the peak, not two (numpy's allocations traced)."""
+    import tracemalloc
+
+    monkeypatch.setenv("TVM_BUDA_BF16_GEMM", "0")
+    monkeypatch.setenv("TVM_BUDA_SLICE_CACHE_MB", "0")
+    a = Tensor.from_array(_values((64, 512), seed=2, specials=False), DF.Float16_b)
+    weight = _values((512, 1024), seed=3, specials=False)
+    plain = Tensor.from_array(weight, DF.Float16_b)
+    plain.padded.flags.writeable = False
+    want = _matmul(a, plain, MF.HiFi3)
+    held = from_value(weight, DF.Float16_b)
+    tracemalloc.start()
+    try:
+        for _ in range(2):
+            tracemalloc.reset_peak()
+            start = tracemalloc.get_traced_memory()[0]
+            got = _matmul(a, held, MF.HiFi3)
+            peak = tracemalloc.get_traced_memory()[1] - start
+            assert np.array_equal(_bits(got), _bits(want))
+            assert peak < 1.5 * weight.size * 4, peak
+    finally:
+        tracemalloc.stop()
+    assert held.derived() == {}
