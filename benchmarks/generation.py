@@ -4,19 +4,20 @@ its own cache, same torch threads; and the perf model's shapes-only estimate for
     python benchmarks/generation.py [--tinyllama] [--tokens 64] [--long 256] [--threads 1] [--rounds 3] [--no-cache]
     python benchmarks/generation.py --llama8b
 
-Default: a tiny random Llama (2 x 64, vocab 256). --tinyllama: TinyLlama-1.1B's shape (22 x 2048,
-32 heads / 4 kv heads, vocab 32000) with random weights (~5-9 GB of RSS; run it rarely). Printed for
-both the device path (tvm_buda.generation through pybuda.transformers.run_forward_on_device; compile
-excluded) and eager: time to first token (a prefill), decode time per token over --tokens new tokens,
-and the decode time per token at 16 and --long new tokens (does it grow with the sequence?), as wall
-time and as this process's CPU time (steadier on a shared machine), the least of --rounds rounds. The
-device times are the simulator's time on this CPU. Then the greedy tokens' agreement with eager at the
-default formats and at Float32/HiFi4 (tiny model only), with the first departing token, eager's top-2
-logit margin and the device's logit difference there (a near-tie when the margin is the smaller).
---no-cache runs the device without a KV
-cache (the whole padded sequence per token: the path every LM but GPT-2 took before). --llama8b:
-tokens/s and time to first token for Llama-3.1-8B on wh_n150 and wh_n300 at batch 1 and 32, from the
-perf model on a meta-device trace (no weights allocated), beside Tenstorrent's published figure.
+Default: a tiny random Llama (2 x 64, vocab 256). --tinyllama: TinyLlama-1.1B's shape (22 x 2048, 32
+heads / 4 kv heads, vocab 32000) with random weights (run it rarely: with --tokens 64 it reached 22 GB
+of RSS and was killed for memory on a 24 GB machine). Printed for both the device path
+(tvm_buda.generation through pybuda.transformers.run_forward_on_device; compile excluded) and eager:
+time to first token (a prefill), decode time per token over --tokens new tokens, and the decode time per
+token at 16 and --long new tokens (does it grow with the sequence?), as wall time and as this process's
+CPU time (steadier on a shared machine), the least of --rounds rounds. The device times are the
+simulator's time on this CPU. Then the greedy tokens' agreement with eager at the default formats and at
+Float32/HiFi4 (tiny model only), with the first departing token, eager's top-2 logit margin and the
+device's logit difference there (a near-tie when the margin is the smaller). --no-cache runs the device
+without a KV cache (the whole padded sequence per token: the path every LM but GPT-2 took before).
+--llama8b: tokens/s and time to first token for Llama-3.1-8B on wh_n150 and wh_n300 at batch 1 and 32,
+from the perf model on a meta-device trace (no weights allocated), beside Tenstorrent's published
+figure.
 """
 
 from __future__ import annotations

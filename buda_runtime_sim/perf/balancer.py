@@ -18,13 +18,7 @@ from .epochs import EpochCost, epoch_costs, epoch_op_cycles
 from .placer import Placement, place
 from .prepare import PreparedGraph, PreparedOp
 
-# Stage-time targets tried, spaced geometrically between the fastest and slowest op. The total
-# over targets is jagged (neighbouring targets' plans of BERT-Large on Grayskull differ up to 3.5x),
-# so a coarse grid can miss the best plan: with 48 targets BERT-Large's Grayskull run at the
-# published mixed precision (Float16_b adds) got a 169-epoch plan at half the throughput of the
-# 25-epoch plan a denser grid finds (and PyBuda's netlist has). 95 = 2 x 47 + 1 tries every one of
-# the 48 earlier targets again (geomspace exponents k/47 = 2k/94) and one between each pair.
-TARGETS = 95
+TARGETS = 48   # stage-time targets tried, spaced geometrically between the fastest and slowest op
 
 
 @dataclass
