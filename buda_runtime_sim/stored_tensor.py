@@ -27,6 +27,7 @@ from .derived_budget import BudgetedCache
 from .device_codecs import CastCodec, SwappedCodec, encode, encode_exact, wrap_bits
 from .formats import quantize
 from .lazy_storage import StorageOnRead
+from .shared_weights import interned
 from .tensor import Tensor, pad, storage_shape
 
 MIN_ELEMENTS = 1 << 16          # 256 KB of float32: smaller tensors are kept as float32 Tensors
@@ -39,7 +40,7 @@ _PADDED = Tensor.__dict__["padded"]          # the base class's slot (unused her
 class StoredTensor(Tensor):
     """A Tensor whose storage is a codec; `padded` and `logical()` decode on each read."""
 
-    __slots__ = ("codec",)
+    __slots__ = ("codec", "__weakref__")     # weak: shared_weights' table holds no tensor alive
 
     def __init__(self, codec, data_format: DataFormat, dtype=None):
         self.codec = codec
@@ -136,10 +137,11 @@ def from_value(value: np.ndarray, data_format: DataFormat) -> Tensor:
     Float16_b is held as it is, sharing its memory); read-only either way."""
     if large(value.shape) and data_format not in _UNROUNDED:
         codec = wrap_bits(value) if data_format is DataFormat.Float16_b else None
-        if codec is None and _floating(value.dtype):
-            codec = encode(np.asarray(value, np.float32), data_format)
         if codec is not None:
-            return StoredTensor(codec, data_format)
+            return StoredTensor(codec, data_format)             # the framework's own memory
+        codec = encode(np.asarray(value, np.float32), data_format) if _floating(value.dtype) else None
+        if codec is not None:
+            return interned(StoredTensor(codec, data_format))   # one copy per content (shared_weights)
     if _floating(value.dtype) and _padding_factor(value.shape) >= 4:     # a [C, K, 1] conv weight: kept
         values = np.asarray(value, np.float32)                           # compact, padded if a kernel asks
         values = values.copy() if data_format in _UNROUNDED else quantize(values, data_format)
@@ -169,12 +171,13 @@ def kept(tensor: Tensor) -> Tensor:
     """A result computed from weights only (consteval), as it is kept between runs: held as its
     format's bytes when large and exactly representable, else as it is (made read-only)."""
     if type(tensor) is StoredTensor:
-        return tensor.laid_out()
+        laid_out = tensor.laid_out()
+        return tensor if laid_out is tensor else interned(laid_out)     # new bytes: ours to share
     if tensor.dtype == _FLOAT32 and large(tensor.shape) \
             and tensor.data_format not in _UNROUNDED:
         codec = encode_exact(np.ascontiguousarray(tensor.logical()), tensor.data_format)
         if codec is not None:
-            return StoredTensor(codec, tensor.data_format)
+            return interned(StoredTensor(codec, tensor.data_format))
     if unpadded(tensor) and _padding_factor(tensor.shape) >= 4:    # ([C, K, 1, 1]: padded 1024 times)
         tensor.logical().flags.writeable = False     # kept compact: storage made only if a kernel reads it
     else:

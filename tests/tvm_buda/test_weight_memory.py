@@ -70,3 +70,53 @@ def test_no_float32_widening_of_a_block_float_weight_survives_a_run(monkeypatch,
         for t in held:                                             # codes and exponents (or a view of them)
             codec = t.codec.inner if type(t.codec).__name__ == "SwappedCodec" else t.codec
             assert type(codec).__name__ == "BlockCodec" and codec.codes.dtype == np.uint8
+
+
+def test_programs_of_one_model_share_their_weights_device_bytes(monkeypatch):
+    """Generation compiles one model several times (prefill and decode, per batch and cache length):
+    the second program's device weights are the first one's tensors (one copy), its results are its
+    own, and the shared tensors go with the last program holding them."""
+    import gc
+
+    from buda_runtime_sim import shared_weights
+
+    monkeypatch.setattr(stored_tensor, "MIN_ELEMENTS", 64)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 256, bias=False), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 64, bias=False)).eval()
+    gc.collect()
+    before = shared_weights.entries()
+    programs = {}
+    for batch in (32, 1):
+        x = torch.randn(batch, 128)
+        programs[batch] = tvm_buda.compile_model(model, (x,), name=f"shared_b{batch}")
+        assert_matches_golden(programs[batch].run(x), model(x).detach())
+
+    def kept(compiled):
+        return [t for sub, _ in compiled.subgraphs for p in sub.module.get_parameters()
+                for t in p.consteval.values()]
+
+    first, second = kept(programs[32]), kept(programs[1])
+    assert len(first) == 2 and all(a is b for a, b in zip(first, second))
+    assert shared_weights.entries() - before == 2
+    del programs, first, second
+    gc.collect()
+    assert shared_weights.entries() == before
+
+
+def test_only_bytes_we_own_are_shared():
+    """Equal contents share one tensor; other contents, formats or a view of framework memory (a
+    bfloat16 weight used as its own Float16_b bytes, which the framework may change) do not."""
+    import ml_dtypes
+    import numpy as np
+
+    from buda_runtime_sim.dataformat import DataFormat
+    from buda_runtime_sim.stored_tensor import from_value
+
+    values = np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)
+    a, b = from_value(values, DataFormat.Float16_b), from_value(values.copy(), DataFormat.Float16_b)
+    assert a is b and not a.codec.array.flags.writeable
+    assert from_value(values + 1, DataFormat.Float16_b) is not a
+    assert from_value(values, DataFormat.Bfp8_b) is not a
+    framework = values.astype(ml_dtypes.bfloat16)
+    assert from_value(framework, DataFormat.Float16_b) is not from_value(framework, DataFormat.Float16_b)
