@@ -30,6 +30,7 @@ from cnn_models import MobileNetV1, MobileNetV2, ResNet50  # noqa: E402
 
 import tvm_buda  # noqa: E402
 from buda_runtime_sim.dataformat import DataFormat, MathFidelity  # noqa: E402
+from buda_runtime_sim.numerics_config import MixedPrecisionRule  # noqa: E402
 from buda_runtime_sim.perf import BOARDS  # noqa: E402
 from buda_runtime_sim.perf.costs import peak_tflops  # noqa: E402
 
@@ -86,14 +87,32 @@ REFERENCES: dict = {
 
 
 DEFAULT_RUN = (None, 64, BFP8_LOFI)   # boards without a published figure
+# The Bfp8_b runs' configure_mixed_precision calls, from each model's file in that repository
+# (benchmark/models/<model>/<model>.py, `if data_type == "Bfp8_b"`), as far as our compiled programs
+# have the ops they name: BERT's adds, subtracts and reciprocals and ViT's reciprocals out in
+# Float16_b (ViT's program has no reciprocal op: softmax is one op), MobileNetV1's adds in Float16_b
+# and multiplies at HiFi2, MobileNetV2's adds in Float16_b. Not reproduced: ResNet's
+# name_regex="input.*add.*" (PyBuda's op names) and the MobileNets' op_type="depthwise" rules (our
+# programs hold depthwise convolutions as grouped Conv2d).
+_F16 = DataFormat.Float16_b
+PUBLISHED_MIXED_PRECISION: dict = {
+    "bert": [MixedPrecisionRule(op_type=t, output_df=_F16) for t in ("add", "subtract", "reciprocal")],
+    "vit": [MixedPrecisionRule(op_type="reciprocal", output_df=_F16)],
+    "mobilenetv1": [MixedPrecisionRule(op_type="add", output_df=_F16),
+                    MixedPrecisionRule(op_type="multiply", math_fidelity=MathFidelity.HiFi2)],
+    "mobilenetv2": [MixedPrecisionRule(op_type="add", output_df=_F16)],
+}
 
 
 def compile_workload(workload: Workload, numerics=BFP8_LOFI, batch: int = 1, directory: Path | None = None):
-    """compile_model at `numerics` (default data format and math fidelity, as PyBuda's -df/-mf set them)."""
+    """compile_model at `numerics` (default data format and math fidelity, as PyBuda's -df/-mf set them),
+    with the published run's mixed precision for Bfp8_b."""
     torch.manual_seed(0)
     model = workload.build().eval()
     config = tvm_buda.CompilerConfig()
     config.default_df_override, config.default_math_fidelity = numerics
+    if numerics == BFP8_LOFI:
+        config.mixed_precision = list(PUBLISHED_MIXED_PRECISION.get(workload.key, ()))
     if directory is not None:
         config.generated_modules_dir = str(directory)
     sample = torch.randn((batch,) + tuple(workload.sample_shape[1:]))

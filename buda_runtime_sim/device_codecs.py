@@ -162,7 +162,10 @@ def _saturating_cast(values: np.ndarray, fmt: DataFormat) -> np.ndarray:
     into +-inf saturates at the format's largest finite value (inf and NaN stay)."""
     with ignored():
         narrow = values.astype(_CASTS[fmt])
-    infinite = np.isinf(narrow)
+    if fmt is DataFormat.Float16_b:      # (ml_dtypes' isinf takes ~6x as long as these two integer passes)
+        infinite = np.bitwise_and(narrow.view(np.uint16), np.uint16(0x7FFF)) == np.uint16(0x7F80)
+    else:
+        infinite = np.isinf(narrow)
     if np.count_nonzero(infinite):
         grew = infinite & np.isfinite(values)
         narrow[grew] = np.copysign(FLOAT_LIMITS[fmt], values[grew]).astype(_CASTS[fmt])
