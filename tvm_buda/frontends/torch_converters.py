@@ -248,9 +248,9 @@ def converters() -> dict:
     return {"cumsum.default": _cumsum_with_output_dtype,
             "amax.default": _extreme(relax.op.max), "amin.default": _extreme(relax.op.min),
             "cat.default": _cat_skipping_empty, "index.Tensor": _index_tensor,
-            "select.int": _select, "arange.default": _arange, "topk.default": _topk_any_order,
-            "clamp.default": _integer_clamp, 
-            **{f"{name}.default": _product_in_its_dtype for name in ("mm", "bmm", "matmul", "addmm", "linear")}, "div.Tensor": _true_divide, "div.Scalar": _true_divide,
+            "select.int": _select, "topk.default": _topk_any_order, "clamp.default": _integer_clamp,
+            "arange.default": _arange, "arange.start": _arange, "arange.start_step": _arange,
+            "div.Tensor": _true_divide, "div.Scalar": _true_divide,
+            **{f"{name}.default": _product_in_its_dtype for name in ("mm", "bmm", "matmul", "addmm", "linear")},
             **{f"{name}.default": _float_unary(getattr(relax.op, name))
-               for name in ("log", "exp", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf")},
-            "arange.start": _arange, "arange.start_step": _arange}
+               for name in ("log", "exp", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf")}}

@@ -29,6 +29,7 @@ _SCALARS = {
     16: ("head_dim", "d_kv", "kv_channels", "attention_head_dim"),
     1: ("n_shared_experts", "first_k_dense_replace"),
 }
+_SMALL = {key: small for small, keys in _SCALARS.items() for key in keys}     # a size field's cap
 _TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id", "mask_token_id",
               "decoder_start_token_id", "unk_token_id")
 _LIST_SCALES = {"hidden_sizes": (16, 32, 64, 128), "embed_dims": (16, 32, 64, 128), "dims": (16, 32, 64, 128),
@@ -69,7 +70,7 @@ def _shrunk(values: dict) -> dict:
                 if key in keys:
                     out[key] = min(value, small) if key not in ("num_experts_per_tok",) else min(value, 2)
             if key == "num_key_value_heads":
-                out[key] = _kv_heads(values, out, value)
+                out[key] = _kv_heads(values, value)
             if key == "vocab_size":
                 out[key] = min(value, VOCAB)
             if key in ("image_size", "input_size") and value > IMAGE_SIZE:
@@ -88,14 +89,14 @@ def _shrunk(values: dict) -> dict:
     return out
 
 
-def _kv_heads(values: dict, out: dict, kv: int) -> int:
+def _kv_heads(values: dict, kv: int) -> int:
     """Key/value heads in the shrunk config: as many as the query heads if the real config has as
     many (multi-head attention, and latent attention, whose keys are expanded per query head), else
     the same grouping ratio, at least one."""
     heads = values.get("num_attention_heads")
     if not isinstance(heads, int) or heads <= 0:
         return min(kv, 2)
-    small = min(heads, 4)                          # the _SCALARS rule for num_attention_heads
+    small = min(heads, _SMALL["num_attention_heads"])
     return small if kv >= heads else max(1, small * kv // heads)
 
 

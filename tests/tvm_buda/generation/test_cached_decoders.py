@@ -6,44 +6,20 @@ difference from eager (a near-tie, which any numerics may flip; the contexts dif
 architectures by default, every one with --generation-all (conftest.py). At the default formats, at least 14
 of 16 tokens. Architectures that cannot take a static cache fall back with a one-line notice."""
 
-import copy
 import warnings
 
 import pytest
 import torch
 
 import pybuda
-from pybuda.config import _get_global_compiler_config
-from tests.tvm_buda.generation.tiny_lms import available, make
+from tests.tvm_buda.generation.tiny_lms import PROMPT, available, generate_both, make, no_fallback
 from tvm_buda.generation import CachedDecoder
 
 NEW_TOKENS = 16
-PROMPT = 7
 # transformers marks GPT-Neo and MPT _can_compile_fullgraph=False (GPT-Neo's local attention and MPT's ALiBi
 # slicing depend on the cache's run-time length)
 STATIC_NOT_READY = "transformers does not mark it static-cache ready"
 FALLBACK = {"gpt_neo": ("GPTNeoForCausalLM", STATIC_NOT_READY), "mpt": ("MptForCausalLM", STATIC_NOT_READY)}
-
-
-def _no_fallback(*args, **kwargs):
-    raise AssertionError("a generate step left the device cache path")
-
-
-def _generate_both(name):
-    """(eager's generate output, the device's, the decoder) for two prompts, the second 4 tokens padded on
-    the left to 7; both with the raw logits of every step."""
-    torch.manual_seed(0)
-    model = make(name)
-    golden_model = copy.deepcopy(model)
-    ids = torch.randint(3, 250, (2, PROMPT), generator=torch.Generator().manual_seed(0))
-    mask = torch.ones_like(ids)
-    ids[1, :3], mask[1, :3] = 0, 0
-    kwargs = dict(attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False, output_logits=True,
-                  return_dict_in_generate=True)
-    with torch.no_grad():
-        golden = golden_model.generate(ids, **kwargs)
-    decoder = CachedDecoder.install(model, fallback=_no_fallback, config=_get_global_compiler_config().copy())
-    return golden, model.generate(ids, **kwargs), decoder
 
 
 def _agreeing_steps(golden, out) -> list[int]:
@@ -73,7 +49,7 @@ def test_greedy_batch_matches_eager_generate_at_float32_hifi4(cached_arch):
     pybuda.set_configuration_options(default_df_override=pybuda.DataFormat.Float32,
                                      accumulate_df=pybuda.DataFormat.Float32,
                                      math_fidelity=pybuda.MathFidelity.HiFi4, device_config="wh_n150")
-    golden, out, decoder = _generate_both(cached_arch)
+    golden, out, decoder = generate_both(cached_arch, NEW_TOKENS)
     agreed = _agreeing_steps(golden, out)
     assert min(agreed) >= 4, f"tokens agree for only {agreed} of {NEW_TOKENS} steps"
     assert decoder.steps == NEW_TOKENS      # a prefill, then one decode step per further token
@@ -81,7 +57,7 @@ def test_greedy_batch_matches_eager_generate_at_float32_hifi4(cached_arch):
 
 
 def test_greedy_at_default_formats_agrees_on_14_of_16_tokens():
-    golden, out, decoder = _generate_both("llama")
+    golden, out, decoder = generate_both("llama", NEW_TOKENS)
     agree = (out.sequences[:, PROMPT:] == golden.sequences[:, PROMPT:]).sum(dim=1)
     assert agree.min() >= 14, f"{agree.tolist()} of {NEW_TOKENS} tokens agree"
     for compiled in decoder.programs.compiled.values():   # one device subgraph; the host keeps the lookups
@@ -94,7 +70,7 @@ def test_architectures_without_a_static_cache_fall_back_with_a_notice(name):
     forward = model.forward
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert CachedDecoder.install(model, fallback=_no_fallback) is None
+        assert CachedDecoder.install(model, fallback=no_fallback) is None
     notices = [str(w.message) for w in caught]
     assert len(notices) == 1 and "\n" not in notices[0]
     model_name, reason = FALLBACK[name]

@@ -6,19 +6,14 @@ The multiplier's fidelity is what makes Float32/HiFi4 differ from eager (TF32 op
 made plain float32 products, so anything else that goes wrong (a position, a mask, a slot, mixed-up rows) shows
 as a logit difference far above float32 rounding, and a different token."""
 
-import copy
-
 import numpy as np
 import pytest
 import torch
 
 import pybuda
-from pybuda.config import _get_global_compiler_config
-from tests.tvm_buda.generation.tiny_lms import make
-from tvm_buda.generation import CachedDecoder
+from tests.tvm_buda.generation.tiny_lms import generate_both
 
 NEW_TOKENS = 40
-PROMPT = 7
 
 
 def _exact_product(a, b, *args, **kwargs):
@@ -38,26 +33,11 @@ def exact_multiplier(monkeypatch):
     monkeypatch.setattr(eltwise, "fidelity_multiply", _exact_multiply)
 
 
-def _no_fallback(*args, **kwargs):
-    raise AssertionError("a generate step left the device cache path")
-
-
 def test_forty_tokens_beyond_the_first_tile_equal_eager(exact_multiplier):
     pybuda.set_configuration_options(default_df_override=pybuda.DataFormat.Float32,
                                      accumulate_df=pybuda.DataFormat.Float32,
                                      math_fidelity=pybuda.MathFidelity.HiFi4, device_config="wh_n150")
-    torch.manual_seed(0)
-    model = make("llama")
-    golden_model = copy.deepcopy(model)
-    ids = torch.randint(3, 250, (2, PROMPT), generator=torch.Generator().manual_seed(0))
-    mask = torch.ones_like(ids)
-    ids[1, :3], mask[1, :3] = 0, 0
-    kwargs = dict(attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False, output_logits=True,
-                  return_dict_in_generate=True)
-    with torch.no_grad():
-        golden = golden_model.generate(ids, **kwargs)
-    decoder = CachedDecoder.install(model, fallback=_no_fallback, config=_get_global_compiler_config().copy())
-    out = model.generate(ids, **kwargs)
+    golden, out, decoder = generate_both("llama", NEW_TOKENS)
     assert sorted(decoder.programs.compiled) == [(2, 1, 64), (2, 32, 64)]
     assert decoder.steps == NEW_TOKENS
     error = (torch.stack(out.logits) - torch.stack(golden.logits)).abs().amax(dim=(1, 2))

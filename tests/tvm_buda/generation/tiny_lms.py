@@ -57,3 +57,34 @@ def make(name: str):
     config_name, model_name, arguments = ARCHITECTURES[name]
     config = getattr(transformers, config_name)(**_COMMON, **arguments)
     return getattr(transformers, model_name)(config).eval()
+
+
+PROMPT = 7          # the batch's longest prompt; the second row is 4 tokens, padded on the left
+
+
+def no_fallback(*args, **kwargs):
+    raise AssertionError("a generate step left the device cache path")
+
+
+def generate_both(name: str, new_tokens: int):
+    """(eager's generate output, the device's, the decoder) for two prompts, the second 4 tokens padded on
+    the left to PROMPT; both with the raw logits of every step."""
+    import copy
+
+    import torch
+
+    from pybuda.config import _get_global_compiler_config
+    from tvm_buda.generation import CachedDecoder
+
+    torch.manual_seed(0)
+    model = make(name)
+    golden_model = copy.deepcopy(model)
+    ids = torch.randint(3, 250, (2, PROMPT), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones_like(ids)
+    ids[1, :3], mask[1, :3] = 0, 0
+    kwargs = dict(attention_mask=mask, max_new_tokens=new_tokens, do_sample=False, output_logits=True,
+                  return_dict_in_generate=True)
+    with torch.no_grad():
+        golden = golden_model.generate(ids, **kwargs)
+    decoder = CachedDecoder.install(model, fallback=no_fallback, config=_get_global_compiler_config().copy())
+    return golden, model.generate(ids, **kwargs), decoder
